@@ -1,0 +1,2 @@
+//! The `dhara` command.
+fn main() {}

@@ -1,0 +1,1 @@
+//! The Extension endpoint: the side a tool author embeds.

@@ -1,0 +1,1 @@
+//! Newline framing: one JSON message per line.

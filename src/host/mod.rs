@@ -1,0 +1,1 @@
+//! The Core endpoint: the side that starts an extension and calls its tools.

@@ -1,0 +1,533 @@
+//! The JSON value model: [`Value`], [`Number`] (exact text) and [`Object`] (ordered).
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+/// A JSON value.
+///
+/// Equality is structural: numbers compare by their text (`1.0 != 1`), objects by
+/// their members in order (duplicates included).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum Value {
+    /// `null`
+    #[default]
+    Null,
+    /// `true` or `false`
+    Bool(bool),
+    /// A number, kept as its exact text.
+    Number(Number),
+    /// A string (always valid UTF-8; escapes decoded).
+    String(String),
+    /// An array.
+    Array(Vec<Value>),
+    /// An object, members in input order.
+    Object(Object),
+}
+
+const INLINE: usize = 22;
+
+/// A JSON number, kept as the exact text it was written with.
+///
+/// Short texts (up to 22 bytes, which covers every `i64`/`u64`) are stored inline
+/// without allocating. Conversions ([`as_i64`](Number::as_i64),
+/// [`as_u64`](Number::as_u64), [`as_f64`](Number::as_f64)) happen only when asked.
+#[derive(Clone)]
+pub struct Number {
+    text: NumberText,
+}
+
+#[derive(Clone)]
+enum NumberText {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Heap(Box<str>),
+}
+
+impl Number {
+    /// Builds a number from text that is already known to match the JSON number
+    /// grammar. Callers inside the crate (the parser) guarantee this.
+    pub(crate) fn from_valid_text(text: &str) -> Number {
+        let b = text.as_bytes();
+        if b.len() <= INLINE {
+            let mut bytes = [0u8; INLINE];
+            bytes[..b.len()].copy_from_slice(b);
+            Number { text: NumberText::Inline { len: b.len() as u8, bytes } }
+        } else {
+            Number { text: NumberText::Heap(Box::from(text)) }
+        }
+    }
+
+    /// Builds a number from its text, if the text is a JSON number
+    /// (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).
+    pub fn from_text(text: &str) -> Option<Number> {
+        if is_number_text(text.as_bytes()) { Some(Number::from_valid_text(text)) } else { None }
+    }
+
+    /// Builds a number from an `f64`; `None` for NaN and the infinities, which JSON
+    /// cannot represent. The text is the shortest that reads back as the same `f64`.
+    pub fn from_f64(v: f64) -> Option<Number> {
+        if !v.is_finite() {
+            return None;
+        }
+        let mut s = String::new();
+        // `{:?}` gives the shortest round-trip text, with `.0` for integral values
+        // and exponents like `1e100`, which are all valid JSON number text.
+        let _ = fmt::write(&mut s, format_args!("{:?}", v));
+        Number::from_text(&s)
+    }
+
+    /// The exact text of the number.
+    pub fn as_str(&self) -> &str {
+        match &self.text {
+            NumberText::Inline { len, bytes } => {
+                // The inline bytes were copied from a `&str`: always valid UTF-8.
+                core::str::from_utf8(&bytes[..*len as usize]).unwrap_or("0")
+            }
+            NumberText::Heap(s) => s,
+        }
+    }
+
+    /// `true` when the text has no fraction and no exponent (`-12`, not `1.0`, not `1e2`).
+    pub fn is_integer(&self) -> bool {
+        !self.as_str().bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
+    }
+
+    /// The value as an `i64`, if the text is an integer in range.
+    pub fn as_i64(&self) -> Option<i64> {
+        if !self.is_integer() {
+            return None;
+        }
+        self.as_str().parse().ok()
+    }
+
+    /// The value as a `u64`, if the text is a non-negative integer in range.
+    pub fn as_u64(&self) -> Option<u64> {
+        if !self.is_integer() {
+            return None;
+        }
+        let s = self.as_str();
+        if s == "-0" {
+            return Some(0);
+        }
+        s.parse().ok()
+    }
+
+    /// The value as the nearest `f64` (large exponents give infinities).
+    pub fn as_f64(&self) -> f64 {
+        self.as_str().parse().unwrap_or(f64::NAN)
+    }
+}
+
+/// Checks the JSON number grammar on a whole byte slice.
+pub(crate) fn is_number_text(b: &[u8]) -> bool {
+    let mut i = 0;
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            while matches!(b.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while matches!(b.get(i), Some(b'0'..=b'9')) {
+            i += 1;
+        }
+        if i == start {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let start = i;
+        while matches!(b.get(i), Some(b'0'..=b'9')) {
+            i += 1;
+        }
+        if i == start {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+impl PartialEq for Number {
+    fn eq(&self, other: &Number) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+impl Eq for Number {}
+
+impl fmt::Debug for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+macro_rules! number_from_int {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Number {
+            fn from(v: $t) -> Number {
+                let mut buf = itoa_buf::Buf::new();
+                Number::from_valid_text(buf.format(v as i128))
+            }
+        }
+        impl From<$t> for Value {
+            fn from(v: $t) -> Value {
+                Value::Number(Number::from(v))
+            }
+        }
+    )*};
+}
+number_from_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+/// Integer formatting into a stack buffer (no allocation, no `fmt` machinery).
+mod itoa_buf {
+    pub(super) struct Buf {
+        bytes: [u8; 40],
+    }
+    impl Buf {
+        pub(super) fn new() -> Buf {
+            Buf { bytes: [0; 40] }
+        }
+        pub(super) fn format(&mut self, v: i128) -> &str {
+            let mut i = self.bytes.len();
+            let neg = v < 0;
+            let mut n = v.unsigned_abs();
+            loop {
+                i -= 1;
+                self.bytes[i] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            if neg {
+                i -= 1;
+                self.bytes[i] = b'-';
+            }
+            core::str::from_utf8(&self.bytes[i..]).unwrap_or("0")
+        }
+    }
+}
+
+/// A JSON object: members in input order, duplicate names kept.
+///
+/// [`get`](Object::get) returns the *last* member with a name, as JavaScript,
+/// Python and serde_json do. [`insert`](Object::insert) replaces that last member or
+/// appends; [`push`](Object::push) always appends.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Object {
+    members: Vec<(String, Value)>,
+}
+
+impl Object {
+    /// An empty object.
+    pub const fn new() -> Object {
+        Object { members: Vec::new() }
+    }
+
+    /// An empty object with room for `n` members.
+    pub fn with_capacity(n: usize) -> Object {
+        Object { members: Vec::with_capacity(n) }
+    }
+
+    /// Number of members, duplicates included.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// `true` when there are no members.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// The value of the last member named `name`.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.members.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+
+    /// Mutable access to the value of the last member named `name`.
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
+        self.members.iter_mut().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+
+    /// `true` when a member named `name` exists.
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.members.iter().any(|(k, _)| k == name)
+    }
+
+    /// How many members are named `name` (more than one means duplicates).
+    pub fn count(&self, name: &str) -> usize {
+        self.members.iter().filter(|(k, _)| k == name).count()
+    }
+
+    /// Sets `name` to `value`: replaces the last member with that name, or appends.
+    /// Returns the value that was replaced.
+    pub fn insert(&mut self, name: impl Into<String>, value: Value) -> Option<Value> {
+        let name = name.into();
+        match self.get_mut(&name) {
+            Some(slot) => Some(core::mem::replace(slot, value)),
+            None => {
+                self.members.push((name, value));
+                None
+            }
+        }
+    }
+
+    /// Appends a member, even if one with the same name exists.
+    pub fn push(&mut self, name: impl Into<String>, value: Value) {
+        self.members.push((name.into(), value));
+    }
+
+    /// Removes every member named `name`; returns the value of the last one.
+    pub fn remove(&mut self, name: &str) -> Option<Value> {
+        let mut last = None;
+        let mut i = 0;
+        while i < self.members.len() {
+            if self.members[i].0 == name {
+                last = Some(self.members.remove(i).1);
+            } else {
+                i += 1;
+            }
+        }
+        last
+    }
+
+    /// The members in order.
+    pub fn iter(&self) -> core::slice::Iter<'_, (String, Value)> {
+        self.members.iter()
+    }
+
+    /// The member names in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.members.iter().map(|(k, _)| k.as_str())
+    }
+
+    /// The members as a slice.
+    pub fn as_slice(&self) -> &[(String, Value)] {
+        &self.members
+    }
+
+    /// The members as a vector.
+    pub fn into_vec(self) -> Vec<(String, Value)> {
+        self.members
+    }
+}
+
+impl From<Vec<(String, Value)>> for Object {
+    fn from(members: Vec<(String, Value)>) -> Object {
+        Object { members }
+    }
+}
+
+impl<K: Into<String>> FromIterator<(K, Value)> for Object {
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Object {
+        Object { members: iter.into_iter().map(|(k, v)| (k.into(), v)).collect() }
+    }
+}
+
+impl IntoIterator for Object {
+    type Item = (String, Value);
+    type IntoIter = alloc::vec::IntoIter<(String, Value)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.members.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Object {
+    type Item = &'a (String, Value);
+    type IntoIter = core::slice::Iter<'a, (String, Value)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.members.iter()
+    }
+}
+
+impl core::ops::Index<&str> for Object {
+    type Output = Value;
+    /// The last member named `name`, or [`Value::Null`] when there is none.
+    fn index(&self, name: &str) -> &Value {
+        self.get(name).unwrap_or(&NULL)
+    }
+}
+
+static NULL: Value = Value::Null;
+
+impl Value {
+    /// The member `name` of an object (last one wins); `None` for other values.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        match self {
+            Value::Object(o) => o.get(name),
+            _ => None,
+        }
+    }
+
+    /// The element at `index` of an array; `None` for other values.
+    pub fn get_index(&self, index: usize) -> Option<&Value> {
+        match self {
+            Value::Array(a) => a.get(index),
+            _ => None,
+        }
+    }
+
+    /// `true` for `null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// The string, for a string value.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The boolean, for `true`/`false`.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The number, for a number value.
+    pub fn as_number(&self) -> Option<&Number> {
+        match self {
+            Value::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The value as `i64`, for an integer number in range.
+    pub fn as_i64(&self) -> Option<i64> {
+        self.as_number().and_then(Number::as_i64)
+    }
+
+    /// The value as `u64`, for a non-negative integer number in range.
+    pub fn as_u64(&self) -> Option<u64> {
+        self.as_number().and_then(Number::as_u64)
+    }
+
+    /// The value as `f64`, for any number.
+    pub fn as_f64(&self) -> Option<f64> {
+        self.as_number().map(Number::as_f64)
+    }
+
+    /// The elements, for an array.
+    pub fn as_array(&self) -> Option<&Vec<Value>> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// Mutable elements, for an array.
+    pub fn as_array_mut(&mut self) -> Option<&mut Vec<Value>> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The members, for an object.
+    pub fn as_object(&self) -> Option<&Object> {
+        match self {
+            Value::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// Mutable members, for an object.
+    pub fn as_object_mut(&mut self) -> Option<&mut Object> {
+        match self {
+            Value::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// Replaces the value with `null` and returns what it was.
+    pub fn take(&mut self) -> Value {
+        core::mem::take(self)
+    }
+
+    /// A short name of the value's type, for error messages: `"null"`, `"boolean"`,
+    /// `"number"`, `"string"`, `"array"` or `"object"`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        }
+    }
+}
+
+impl core::ops::Index<&str> for Value {
+    type Output = Value;
+    /// The member `name` of an object, or [`Value::Null`] when absent or not an object.
+    fn index(&self, name: &str) -> &Value {
+        self.get(name).unwrap_or(&NULL)
+    }
+}
+
+impl core::ops::Index<usize> for Value {
+    type Output = Value;
+    /// The element at `index` of an array, or [`Value::Null`] when absent or not an array.
+    fn index(&self, index: usize) -> &Value {
+        self.get_index(index).unwrap_or(&NULL)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(v: bool) -> Value {
+        Value::Bool(v)
+    }
+}
+impl From<&str> for Value {
+    fn from(v: &str) -> Value {
+        Value::String(String::from(v))
+    }
+}
+impl From<String> for Value {
+    fn from(v: String) -> Value {
+        Value::String(v)
+    }
+}
+impl From<Number> for Value {
+    fn from(v: Number) -> Value {
+        Value::Number(v)
+    }
+}
+impl From<Object> for Value {
+    fn from(v: Object) -> Value {
+        Value::Object(v)
+    }
+}
+impl<T: Into<Value>> From<Vec<T>> for Value {
+    fn from(v: Vec<T>) -> Value {
+        Value::Array(v.into_iter().map(Into::into).collect())
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Value {
+        v.map_or(Value::Null, Into::into)
+    }
+}

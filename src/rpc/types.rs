@@ -1,0 +1,169 @@
+//! The JSON-RPC 2.0 message model.
+
+use alloc::string::String;
+
+use crate::json::{Number, Value};
+
+/// A request id: a string, an integer, or `null`.
+///
+/// A reply echoes the id with the same type and value; integer ids keep their exact
+/// text, so ids beyond 2^53 (or beyond 64 bits) are echoed unchanged. The decoder
+/// accepts only integer texts for [`Id::Number`] (no fraction, no exponent).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Id {
+    /// An integer id, kept as its exact text.
+    Number(Number),
+    /// A string id.
+    String(String),
+    /// `null`: used in replies when the request's id could not be read.
+    Null,
+}
+
+impl From<u64> for Id {
+    fn from(v: u64) -> Id {
+        Id::Number(Number::from(v))
+    }
+}
+
+impl From<&str> for Id {
+    fn from(v: &str) -> Id {
+        Id::String(String::from(v))
+    }
+}
+
+impl From<String> for Id {
+    fn from(v: String) -> Id {
+        Id::String(v)
+    }
+}
+
+/// A call that expects a [`Response`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    /// The id the response must echo.
+    pub id: Id,
+    /// The method name.
+    pub method: String,
+    /// Structured params (an array or an object), if any.
+    pub params: Option<Value>,
+}
+
+/// A message that expects no reply.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// Structured params (an array or an object), if any.
+    pub params: Option<Value>,
+}
+
+/// The reply to a [`Request`]: exactly one of a result or an error.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Response {
+    /// The id of the request this answers (`null` when it could not be read).
+    pub id: Id,
+    /// `Ok(result)` or `Err(error)`.
+    pub outcome: Result<Value, ErrorObject>,
+}
+
+/// One JSON-RPC 2.0 message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    /// A request (has an id).
+    Request(Request),
+    /// A notification (no id).
+    Notification(Notification),
+    /// A response (result or error).
+    Response(Response),
+}
+
+/// The `error` member of a response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorObject {
+    /// The error code.
+    pub code: ErrorCode,
+    /// A short description.
+    pub message: String,
+    /// Extra information, if any.
+    pub data: Option<Value>,
+}
+
+/// A JSON-RPC error code.
+///
+/// Every `i64` maps to exactly one variant ([`ErrorCode::from`]) and back
+/// ([`ErrorCode::code`]): the five codes the specification names, the
+/// implementation-defined server errors `-32099..=-32000` (which the Dhara protocol
+/// calls extension-specific), the rest of the reserved range `-32768..=-32000`, and
+/// application codes outside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// `-32700`: the text is not valid JSON.
+    ParseError,
+    /// `-32600`: the JSON is not a valid request object.
+    InvalidRequest,
+    /// `-32601`: the method does not exist or is not available.
+    MethodNotFound,
+    /// `-32602`: invalid method parameters.
+    InvalidParams,
+    /// `-32603`: internal JSON-RPC error.
+    InternalError,
+    /// `-32099..=-32000`: implementation-defined server error (extension-specific).
+    ServerError(i64),
+    /// Any other code in the reserved range `-32768..=-32000`.
+    Reserved(i64),
+    /// A code outside the reserved range, defined by the application.
+    Application(i64),
+}
+
+impl ErrorCode {
+    /// The integer code.
+    pub const fn code(self) -> i64 {
+        match self {
+            ErrorCode::ParseError => -32700,
+            ErrorCode::InvalidRequest => -32600,
+            ErrorCode::MethodNotFound => -32601,
+            ErrorCode::InvalidParams => -32602,
+            ErrorCode::InternalError => -32603,
+            ErrorCode::ServerError(c) | ErrorCode::Reserved(c) | ErrorCode::Application(c) => c,
+        }
+    }
+
+    /// The variant for an integer code.
+    pub const fn from_code(code: i64) -> ErrorCode {
+        match code {
+            -32700 => ErrorCode::ParseError,
+            -32600 => ErrorCode::InvalidRequest,
+            -32601 => ErrorCode::MethodNotFound,
+            -32602 => ErrorCode::InvalidParams,
+            -32603 => ErrorCode::InternalError,
+            -32099..=-32000 => ErrorCode::ServerError(code),
+            -32768..=-32000 => ErrorCode::Reserved(code),
+            _ => ErrorCode::Application(code),
+        }
+    }
+}
+
+impl From<i64> for ErrorCode {
+    fn from(code: i64) -> ErrorCode {
+        ErrorCode::from_code(code)
+    }
+}
+
+impl From<ErrorCode> for i64 {
+    fn from(code: ErrorCode) -> i64 {
+        code.code()
+    }
+}
+
+impl ErrorObject {
+    /// An error object with no `data`.
+    pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> ErrorObject {
+        ErrorObject { code: code.into(), message: message.into(), data: None }
+    }
+
+    /// The same error object with `data` set.
+    pub fn with_data(mut self, data: Value) -> ErrorObject {
+        self.data = Some(data);
+        self
+    }
+}
