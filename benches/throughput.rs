@@ -1,0 +1,2 @@
+//! Throughput of the JSON and framing layers against a plain byte scan.
+fn main() {}
