@@ -222,12 +222,27 @@ mod tests {
             json: false,
             trace: true,
         };
-        assert!(parse(&words("--timeout"), ALL).unwrap_err().0.contains("needs a value"));
-        assert!(parse(&words("--frobnicate"), ALL).unwrap_err().0.contains("unknown option"));
+        assert!(
+            parse(&words("--timeout"), ALL)
+                .unwrap_err()
+                .0
+                .contains("needs a value")
+        );
+        assert!(
+            parse(&words("--frobnicate"), ALL)
+                .unwrap_err()
+                .0
+                .contains("unknown option")
+        );
         assert!(parse(&words("-x"), ALL).is_err());
         assert!(parse(&words("--json"), only_trace).is_err());
         assert!(parse(&words("--json=1"), ALL).is_err());
-        assert!(parse(&words("--timeout soon"), ALL).unwrap_err().0.contains("not a duration"));
+        assert!(
+            parse(&words("--timeout soon"), ALL)
+                .unwrap_err()
+                .0
+                .contains("not a duration")
+        );
         assert!(parse(&words("--trace"), only_trace).unwrap().options.trace);
         assert!(parse(&words("-h"), only_trace).unwrap().help);
         // A negative number is a positional (an input value), not an option.
