@@ -185,11 +185,12 @@ impl<'a> Validator<'a> {
             limit: types.len(),
         };
         match instance {
-            // Only `integer` can refuse a number: show which number.
-            Value::Number(n) => Err(self.fail(format_args!(
-                "Expected {expected}, found {}",
-                PreviewNumber(n)
-            ))),
+            // A number refused by `integer`: show which number.
+            Value::Number(n) if types.iter().any(|t| matches!(t, JsonType::Integer)) => Err(self
+                .fail(format_args!(
+                    "Expected {expected}, found {}",
+                    PreviewNumber(n)
+                ))),
             _ => Err(self.fail(format_args!(
                 "Expected {expected}, found {}",
                 instance.type_name()
