@@ -52,16 +52,27 @@ impl Number {
         if b.len() <= INLINE {
             let mut bytes = [0u8; INLINE];
             bytes[..b.len()].copy_from_slice(b);
-            Number { text: NumberText::Inline { len: b.len() as u8, bytes } }
+            Number {
+                text: NumberText::Inline {
+                    len: b.len() as u8,
+                    bytes,
+                },
+            }
         } else {
-            Number { text: NumberText::Heap(Box::from(text)) }
+            Number {
+                text: NumberText::Heap(Box::from(text)),
+            }
         }
     }
 
     /// Builds a number from its text, if the text is a JSON number
     /// (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).
     pub fn from_text(text: &str) -> Option<Number> {
-        if is_number_text(text.as_bytes()) { Some(Number::from_valid_text(text)) } else { None }
+        if is_number_text(text.as_bytes()) {
+            Some(Number::from_valid_text(text))
+        } else {
+            None
+        }
     }
 
     /// Builds a number from an `f64`; `None` for NaN and the infinities, which JSON
@@ -90,7 +101,10 @@ impl Number {
 
     /// `true` when the text has no fraction and no exponent (`-12`, not `1.0`, not `1e2`).
     pub fn is_integer(&self) -> bool {
-        !self.as_str().bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
+        !self
+            .as_str()
+            .bytes()
+            .any(|b| matches!(b, b'.' | b'e' | b'E'))
     }
 
     /// The value as an `i64`, if the text is an integer in range.
@@ -239,12 +253,16 @@ pub struct Object {
 impl Object {
     /// An empty object.
     pub const fn new() -> Object {
-        Object { members: Vec::new() }
+        Object {
+            members: Vec::new(),
+        }
     }
 
     /// An empty object with room for `n` members.
     pub fn with_capacity(n: usize) -> Object {
-        Object { members: Vec::with_capacity(n) }
+        Object {
+            members: Vec::with_capacity(n),
+        }
     }
 
     /// Number of members, duplicates included.
@@ -259,12 +277,20 @@ impl Object {
 
     /// The value of the last member named `name`.
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.members.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+        self.members
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
     }
 
     /// Mutable access to the value of the last member named `name`.
     pub fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
-        self.members.iter_mut().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+        self.members
+            .iter_mut()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
     }
 
     /// `true` when a member named `name` exists.
@@ -338,7 +364,9 @@ impl From<Vec<(String, Value)>> for Object {
 
 impl<K: Into<String>> FromIterator<(K, Value)> for Object {
     fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Object {
-        Object { members: iter.into_iter().map(|(k, v)| (k.into(), v)).collect() }
+        Object {
+            members: iter.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+        }
     }
 }
 
