@@ -3,8 +3,8 @@
 
 use dhara_protocol::json::{self, Number, Object, ParseOptions, Value};
 use dhara_protocol::rpc::{
-    DecodeError, DecodeErrorKind, ErrorCode, ErrorObject, Id, Incoming, Message, Notification,
-    Request, Response, decode, decode_with,
+    DecodeError, DecodeErrorKind, ErrorCode, ErrorObject, Id, Incoming, LinePrefix, Message,
+    Notification, Request, Response, decode, decode_with, scan_prefix,
 };
 use proptest::prelude::*;
 
@@ -795,5 +795,93 @@ proptest! {
             c => ErrorCode::Application(c),
         };
         prop_assert_eq!(variant, expected);
+    }
+}
+
+// ---- the first bytes of a line too long to decode ----
+
+#[test]
+fn scan_prefix_finds_the_id_of_a_cut_line() {
+    let line = br#"{"jsonrpc":"2.0","id":"call-7","method":"tools/execute","params":{"input":"xxxxxxxx"}}"#;
+    for cut in 0..=line.len() {
+        let prefix = scan_prefix(&line[..cut]);
+        // The id is known once its closing quote and the next byte are in.
+        let id_end = r#"{"jsonrpc":"2.0","id":"call-7""#.len();
+        let expected = if cut > id_end {
+            Some(Id::from("call-7"))
+        } else {
+            None
+        };
+        assert_eq!(prefix.id, expected, "cut at {cut}");
+        assert!(!prefix.has_outcome);
+    }
+    let prefix = scan_prefix(br#"{"result":{"content":[{"type":"text","text":"aaa"#);
+    assert_eq!(
+        prefix,
+        LinePrefix {
+            id: None,
+            has_method: false,
+            has_outcome: true
+        }
+    );
+    let prefix =
+        scan_prefix(br#"{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"aaa"#);
+    assert_eq!(
+        prefix,
+        LinePrefix {
+            id: Some(num("12")),
+            has_method: false,
+            has_outcome: true
+        }
+    );
+}
+
+#[test]
+fn scan_prefix_never_takes_a_cut_or_doubtful_id() {
+    // An integer id cut short could be a different id.
+    assert_eq!(scan_prefix(br#"{"jsonrpc":"2.0","id":12"#).id, None);
+    assert_eq!(
+        scan_prefix(br#"{"jsonrpc":"2.0","id":12 "#).id,
+        Some(num("12"))
+    );
+    assert_eq!(scan_prefix(br#"{"jsonrpc":"2.0","id":"ab"#).id, None);
+    // Two ids: which one is meant is unknown.
+    assert_eq!(
+        scan_prefix(br#"{"id":1,"id":2,"method":"m","params":[1"#).id,
+        None
+    );
+    assert_eq!(
+        scan_prefix(br#"{"id":1,"method":"m","id":1,"params":[1"#).id,
+        None
+    );
+    // Invalid ids are not taken, but the scan goes on.
+    let prefix = scan_prefix(br#"{"id":1.5,"method":"m","params":[1"#);
+    assert_eq!(
+        prefix,
+        LinePrefix {
+            id: None,
+            has_method: true,
+            has_outcome: false
+        }
+    );
+    assert_eq!(
+        scan_prefix(br#"{"id":"\ud800","method":"m","params":[1"#).id,
+        None
+    );
+    // Not an object.
+    assert_eq!(
+        scan_prefix(br#"[{"id":1,"method":"m","params":[1"#),
+        LinePrefix::default()
+    );
+    assert_eq!(scan_prefix(b""), LinePrefix::default());
+    assert_eq!(scan_prefix(b"\xff\xfe"), LinePrefix::default());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn scan_prefix_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..128)) {
+        let _ = scan_prefix(&bytes);
     }
 }

@@ -334,3 +334,74 @@ fn read_integer(reader: &mut Reader<'_>) -> Result<Option<i64>, json::Error> {
         }
     }
 }
+
+/// What the first bytes of a line tell about its message, when the whole line was
+/// too long to decode (the framing layer keeps the first few KiB of such a line).
+///
+/// Built by [`scan_prefix`]. It lets an endpoint fail the right call at once: the
+/// Extension answers an oversized request with an error naming its id; the Core ends
+/// the call an oversized response was for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinePrefix {
+    /// The id, when one valid and complete id member appears before the cut and the
+    /// line is a JSON object. `None` when two id members appear.
+    pub id: Option<Id>,
+    /// A `method` member appears before the cut: a request or a notification.
+    pub has_method: bool,
+    /// A `result` or `error` member appears before the cut: a response.
+    pub has_outcome: bool,
+}
+
+/// Reads the top-level members of a cut line, in order, until the bytes run out.
+///
+/// Only members read whole count: an id cut in the middle (`"id":12` of
+/// `"id":123`) is not taken. Never fails; an unreadable prefix gives an empty
+/// [`LinePrefix`].
+///
+/// ```
+/// use dhara_protocol::rpc::{Id, scan_prefix};
+///
+/// let prefix = scan_prefix(br#"{"jsonrpc":"2.0","id":41,"method":"tools/execute","params":{"input":"aaaa"#);
+/// assert_eq!(prefix.id, Some(Id::from(41u64)));
+/// assert!(prefix.has_method && !prefix.has_outcome);
+/// ```
+pub fn scan_prefix(prefix: &[u8]) -> LinePrefix {
+    let mut found = LinePrefix::default();
+    let mut reader = Reader::new(prefix, &ParseOptions::DEFAULT);
+    if reader.begin_object().is_err() {
+        return found;
+    }
+    let mut ids = 0;
+    while let Ok(Some(name)) = reader.next_member() {
+        let complete = match Member::from_name(&name) {
+            Some(Member::Id) => {
+                ids += 1;
+                match read_id(&mut reader) {
+                    // Nothing after the value: it may have been cut (`12` of `123`).
+                    Ok(_) if reader.offset() >= prefix.len() => false,
+                    Ok(id) => {
+                        found.id = id.ok();
+                        true
+                    }
+                    Err(_) => false,
+                }
+            }
+            Some(Member::Method) => {
+                found.has_method = true;
+                reader.skip_value().is_ok()
+            }
+            Some(Member::Result | Member::Error) => {
+                found.has_outcome = true;
+                reader.skip_value().is_ok()
+            }
+            _ => reader.skip_value().is_ok(),
+        };
+        if !complete {
+            break;
+        }
+    }
+    if ids > 1 {
+        found.id = None;
+    }
+    found
+}

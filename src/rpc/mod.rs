@@ -66,7 +66,7 @@ mod encode;
 mod error;
 mod types;
 
-pub use decode::{Incoming, decode, decode_with};
+pub use decode::{Incoming, LinePrefix, decode, decode_with, scan_prefix};
 pub use encode::{
     write_batch, write_error_object, write_id, write_message, write_notification, write_request,
     write_response, write_response_batch,
