@@ -1,6 +1,7 @@
 //! The examples of the JSON-RPC 2.0 specification (section 7), run through a small
-//! server built from this crate's layers: `json` for values, newline framing, and
-//! `rpc` for decoding requests and writing responses.
+//! server built from this crate's layers: `frame` to cut the input into lines and
+//! frame the replies, `rpc` to decode requests and write responses, `json` for
+//! values.
 //!
 //! The data is `../shared/conformance/jsonrpc-2.0-examples.jsonl` (see the README
 //! beside it). Responses are compared as parsed values, with object members in any
@@ -11,6 +12,7 @@
 
 use std::path::PathBuf;
 
+use dhara_protocol::frame::{self, Frame, LineDecoder};
 use dhara_protocol::json::{self, Object, Value};
 use dhara_protocol::rpc::{
     self, DecodeError, ErrorCode, ErrorObject, Incoming, Message, Request, Response,
@@ -24,13 +26,27 @@ struct ExampleServer {
 }
 
 impl ExampleServer {
+    /// Handles a whole input stream; returns what the server writes.
+    fn serve(&mut self, input: &[u8]) -> Vec<u8> {
+        let mut decoder = LineDecoder::new();
+        decoder.push(input);
+        decoder.end();
+        let mut out = Vec::new();
+        while let Some(frame) = decoder.next_frame() {
+            match frame {
+                Frame::Line(line) => self.handle_line(line, &mut out),
+                other => panic!("the examples are complete lines, got {other}"),
+            }
+        }
+        out
+    }
+
     /// Handles one line; appends the reply line, if there is one, to `out`.
     fn handle_line(&mut self, line: &[u8], out: &mut Vec<u8>) {
         match rpc::decode(line) {
             Incoming::Single(entry) => {
                 if let Some(response) = self.answer(entry) {
-                    rpc::write_response(&response, out);
-                    out.push(b'\n');
+                    frame::write_line(out, |buf| rpc::write_response(&response, buf));
                 }
             }
             Incoming::Batch(entries) => {
@@ -40,8 +56,7 @@ impl ExampleServer {
                     .collect();
                 // A batch of notifications gets no reply at all, not even `[]`.
                 if !responses.is_empty() {
-                    rpc::write_response_batch(&responses, out);
-                    out.push(b'\n');
+                    frame::write_line(out, |buf| rpc::write_response_batch(&responses, buf));
                 }
             }
         }
@@ -174,8 +189,7 @@ fn show(value: &Value) -> String {
 fn run_example(example: &Value) -> Result<(), String> {
     let request = example["request"].as_str().ok_or("no request text")?;
     let mut server = ExampleServer::default();
-    let mut out = Vec::new();
-    server.handle_line(request.as_bytes(), &mut out);
+    let out = server.serve(format!("{request}\n").as_bytes());
 
     match &example["response"] {
         Value::Null => {
@@ -251,17 +265,26 @@ fn specification_examples() {
 #[test]
 fn notifications_reach_the_server_without_a_reply() {
     let mut server = ExampleServer::default();
-    let mut out = Vec::new();
-    server.handle_line(
-        br#"[{"jsonrpc":"2.0","method":"notify_sum","params":[1,2,4]},{"jsonrpc":"2.0","method":"notify_hello","params":[7]}]"#,
-        &mut out,
-    );
-    server.handle_line(
-        br#"{"jsonrpc":"2.0","method":"update","params":[1,2,3,4,5]}"#,
-        &mut out,
-    );
-    assert!(out.is_empty());
+    let mut input = br#"[{"jsonrpc":"2.0","method":"notify_sum","params":[1,2,4]},{"jsonrpc":"2.0","method":"notify_hello","params":[7]}]"#.to_vec();
+    input.extend_from_slice(b"\r\n\n");
+    input.extend_from_slice(br#"{"jsonrpc":"2.0","method":"update","params":[1,2,3,4,5]}"#);
+    input.extend_from_slice(b"\n");
+    assert!(server.serve(&input).is_empty());
     assert_eq!(server.notified, ["notify_sum", "notify_hello", "update"]);
+}
+
+#[test]
+fn one_reply_line_per_request_line() {
+    let mut server = ExampleServer::default();
+    let mut input = br#"{"jsonrpc":"2.0","method":"sum","params":[1,2],"id":1}"#.to_vec();
+    input.extend_from_slice(b"\n");
+    input.extend_from_slice(br#"{"jsonrpc":"2.0","method":"get_data","id":2}"#);
+    input.extend_from_slice(b"\n");
+    let out = server.serve(&input);
+    assert_eq!(
+        out,
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":3}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":[\"hello\",5]}\n"
+    );
 }
 
 #[test]
