@@ -194,6 +194,7 @@ impl Envelope {
     /// Applies the rules that depend on which members are present, and builds the
     /// message or the error.
     fn into_message(self) -> Result<Message, DecodeError> {
+        let has_version = self.has(Member::Jsonrpc);
         let response_like =
             (self.has(Member::Result) || self.has(Member::Error)) && !self.has(Member::Method);
         let id = if self.duplicated & Member::Id.bit() != 0 {
@@ -205,7 +206,7 @@ impl Envelope {
         if let Some(problem) = self.problem {
             return fail(problem, id);
         }
-        if self.seen & Member::Jsonrpc.bit() == 0 {
+        if !has_version {
             return fail(DecodeErrorKind::Version, id);
         }
         // No problem was noted, so every member present was read into its field.
