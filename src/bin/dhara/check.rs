@@ -139,7 +139,8 @@ fn parse_options(words: &[String]) -> Result<Option<Options>, String> {
     }
     let options = invocation.options;
     let cwd = match options.cwd {
-        Some(dir) => dir,
+        Some(dir) => std::fs::canonicalize(&dir)
+            .map_err(|e| format!("cannot use --cwd {}: {e}", dir.display()))?,
         None => std::env::current_dir()
             .map_err(|e| format!("cannot read the current directory: {e}"))?,
     };

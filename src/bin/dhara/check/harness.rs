@@ -125,7 +125,12 @@ impl Extension {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    format!("cannot start `{program}`: command not found")
+                }
+                _ => format!("cannot start `{program}`: {e}"),
+            })?;
         trace.line(
             number,
             "..",
