@@ -48,7 +48,13 @@ impl Number {
     /// Builds a number from text that is already known to match the JSON number
     /// grammar. Callers inside the crate (the parser) guarantee this.
     pub(crate) fn from_valid_text(text: &str) -> Number {
-        let b = text.as_bytes();
+        Number::from_checked_bytes(text.as_bytes())
+    }
+
+    /// Builds a number from bytes already checked against the JSON number grammar
+    /// (so they are ASCII).
+    #[inline]
+    pub(crate) fn from_checked_bytes(b: &[u8]) -> Number {
         if b.len() <= INLINE {
             let mut bytes = [0u8; INLINE];
             bytes[..b.len()].copy_from_slice(b);
@@ -59,6 +65,7 @@ impl Number {
                 },
             }
         } else {
+            let text = core::str::from_utf8(b).unwrap_or("0");
             Number {
                 text: NumberText::Heap(Box::from(text)),
             }
@@ -135,43 +142,7 @@ impl Number {
 
 /// Checks the JSON number grammar on a whole byte slice.
 pub(crate) fn is_number_text(b: &[u8]) -> bool {
-    let mut i = 0;
-    if b.get(i) == Some(&b'-') {
-        i += 1;
-    }
-    match b.get(i) {
-        Some(b'0') => i += 1,
-        Some(b'1'..=b'9') => {
-            while matches!(b.get(i), Some(b'0'..=b'9')) {
-                i += 1;
-            }
-        }
-        _ => return false,
-    }
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        let start = i;
-        while matches!(b.get(i), Some(b'0'..=b'9')) {
-            i += 1;
-        }
-        if i == start {
-            return false;
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        let start = i;
-        while matches!(b.get(i), Some(b'0'..=b'9')) {
-            i += 1;
-        }
-        if i == start {
-            return false;
-        }
-    }
-    i == b.len()
+    super::read::number_end(b, 0) == Ok(b.len())
 }
 
 impl PartialEq for Number {
@@ -521,6 +492,14 @@ impl core::ops::Index<usize> for Value {
     /// The element at `index` of an array, or [`Value::Null`] when absent or not an array.
     fn index(&self, index: usize) -> &Value {
         self.get_index(index).unwrap_or(&NULL)
+    }
+}
+
+impl From<f64> for Value {
+    /// A number with the shortest text that reads back as `v`; `null` for NaN and
+    /// the infinities, which JSON cannot represent.
+    fn from(v: f64) -> Value {
+        Number::from_f64(v).map_or(Value::Null, Value::Number)
     }
 }
 
