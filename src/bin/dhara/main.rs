@@ -20,6 +20,7 @@ macro_rules! outln {
 
 mod args;
 mod call;
+mod check;
 mod connect;
 mod demo;
 mod example_extension;
@@ -103,6 +104,7 @@ fn main() -> ExitCode {
         "tools" => call::tools(rest),
         "call" => call::call(rest),
         "session" => call::session(rest),
+        "check" => return ExitCode::from(u8::try_from(check::run(rest)).unwrap_or(1)),
         "example-extension" => {
             if let Some(extra) = rest.first() {
                 return usage_error(&format!(
