@@ -122,6 +122,7 @@ enum FromChild {
     Stdout(Vec<u8>),
     StdoutClosed,
     Stderr(Vec<u8>),
+    StderrClosed,
 }
 
 /// A [`Core`] running over a child process.
@@ -156,6 +157,7 @@ pub struct ExtensionProcess {
     /// Keeps the channel connected after both readers have finished.
     _keep_open: SyncSender<FromChild>,
     stdout_open: bool,
+    stderr_open: bool,
     /// When the child was seen to have exited, and its status, before it is reported.
     exit_seen: Option<(Instant, ExitStatus)>,
     exit_reported: bool,
@@ -192,7 +194,12 @@ impl ExtensionProcess {
             FromChild::Stdout,
             Some(FromChild::StdoutClosed),
         )?;
-        spawn_reader(stderr, to_loop.clone(), FromChild::Stderr, None)?;
+        spawn_reader(
+            stderr,
+            to_loop.clone(),
+            FromChild::Stderr,
+            Some(FromChild::StderrClosed),
+        )?;
         let stdin = spawn_writer(stdin)?;
 
         Ok(ExtensionProcess {
@@ -204,6 +211,7 @@ impl ExtensionProcess {
             from_child,
             _keep_open: to_loop,
             stdout_open: true,
+            stderr_open: true,
             exit_seen: None,
             exit_reported: false,
             closed: false,
@@ -314,6 +322,7 @@ impl ExtensionProcess {
                     if matches!(event, Event::Closed { .. }) {
                         self.closed = true;
                         self.stdin = None;
+                        self.drain_stderr();
                     }
                     return Some(event);
                 }
@@ -469,6 +478,7 @@ impl ExtensionProcess {
                     return true;
                 }
                 Ok(FromChild::Stderr(bytes)) => self.handle_stderr(&bytes),
+                Ok(FromChild::StderrClosed) => self.stderr_open = false,
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
             }
         }
@@ -533,6 +543,25 @@ impl ExtensionProcess {
         }
     }
 
+    /// After the end: handles the stderr still in the pipe (the last words of an
+    /// extension that failed matter most), for at most [`STDOUT_DRAIN`].
+    fn drain_stderr(&mut self) {
+        let give_up = std::time::Instant::now() + STDOUT_DRAIN;
+        while self.stderr_open {
+            let left = give_up.saturating_duration_since(std::time::Instant::now());
+            match self.from_child.recv_timeout(left) {
+                Ok(FromChild::Stderr(bytes)) => self.handle_stderr(&bytes),
+                Ok(FromChild::StderrClosed) => self.stderr_open = false,
+                Ok(FromChild::Stdout(_) | FromChild::StdoutClosed) => {}
+                Err(_) => break,
+            }
+        }
+        let elapsed = self.clock.now().since_origin();
+        let (trace, stderr) = (&mut self.trace, &self.stderr);
+        self.stderr_line
+            .finish(&mut |line| stderr_line(trace, stderr, elapsed, line));
+    }
+
     fn trace_received(&mut self, bytes: &[u8]) {
         let Some(hook) = self.trace.as_mut() else {
             return;
@@ -545,22 +574,26 @@ impl ExtensionProcess {
     fn handle_stderr(&mut self, bytes: &[u8]) {
         let elapsed = self.clock.now().since_origin();
         let (trace, stderr) = (&mut self.trace, &self.stderr);
-        self.stderr_line.push(bytes, &mut |line| {
-            if let Some(hook) = trace.as_mut() {
-                hook(elapsed, Traced::Stderr(line));
-            }
-            if let Stderr::Prefixed(prefix) = stderr {
-                let mut out = io::stderr().lock();
-                let _ = out.write_all(prefix.as_bytes());
-                let _ = out.write_all(line);
-                let _ = out.write_all(b"\n");
-            }
-        });
+        self.stderr_line
+            .push(bytes, &mut |line| stderr_line(trace, stderr, elapsed, line));
         if let Stderr::Captured { limit } = self.stderr {
             self.captured.extend(bytes);
             let excess = self.captured.len().saturating_sub(limit);
             self.captured.drain(..excess);
         }
+    }
+}
+
+/// One line of the extension's stderr: to the trace hook, and copied with its prefix.
+fn stderr_line(trace: &mut Option<TraceHook>, stderr: &Stderr, elapsed: Duration, line: &[u8]) {
+    if let Some(hook) = trace.as_mut() {
+        hook(elapsed, Traced::Stderr(line));
+    }
+    if let Stderr::Prefixed(prefix) = stderr {
+        let mut out = io::stderr().lock();
+        let _ = out.write_all(prefix.as_bytes());
+        let _ = out.write_all(line);
+        let _ = out.write_all(b"\n");
     }
 }
 
@@ -676,6 +709,14 @@ impl LineBuffer {
             bytes = rest.get(1..).unwrap_or_default();
         }
         self.keep(bytes);
+    }
+
+    /// Emits the last line if it had no newline.
+    fn finish(&mut self, emit: &mut dyn FnMut(&[u8])) {
+        if !self.line.is_empty() {
+            emit(&self.line);
+            self.line.clear();
+        }
     }
 
     fn keep(&mut self, bytes: &[u8]) {

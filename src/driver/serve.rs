@@ -288,3 +288,75 @@ fn spawn_stdin_reader(
         })?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json;
+    use std::io::Cursor;
+
+    fn object_schema() -> Value {
+        Value::Object(Object::from_iter([("type", Value::from("object"))]))
+    }
+
+    fn serve(input: &str) -> (i32, Vec<Value>) {
+        let mut output = Vec::new();
+        let code = StdioExtension::new("test", "1.0")
+            .tool(
+                Tool::new("work", "Works in steps", object_schema()),
+                |_, call| {
+                    call.progress("step 1");
+                    call.progress("step 2");
+                    Ok(ToolResult::text("worked"))
+                },
+            )
+            .tool(Tool::new("broken", "Panics", object_schema()), |_, _| {
+                panic!("the tool's own bug")
+            })
+            .serve_on(Cursor::new(input.to_string().into_bytes()), &mut output);
+        let lines = output
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| json::parse(l).expect("output lines are JSON"))
+            .collect();
+        (code, lines)
+    }
+
+    #[test]
+    fn calls_progress_and_exit_on_shutdown() {
+        let (code, lines) = serve(concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"version":"0.1.0","cwd":"/"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/execute","params":{"toolName":"work","input":{}}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"shutdown"}"#,
+            "\n",
+        ));
+        assert_eq!(code, 0);
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert_eq!(lines[0]["result"]["name"], Value::from("test"));
+        assert_eq!(lines[1]["method"], Value::from("progress"));
+        assert_eq!(lines[1]["params"]["message"], Value::from("step 1"));
+        assert_eq!(lines[1]["params"]["id"], Value::from(2u64));
+        assert_eq!(lines[2]["params"]["message"], Value::from("step 2"));
+        assert_eq!(lines[3]["id"], Value::from(2u64));
+        assert_eq!(
+            lines[3]["result"]["content"][0]["text"],
+            Value::from("worked")
+        );
+    }
+
+    #[test]
+    fn a_panicking_tool_is_an_internal_error_and_end_of_input_exits() {
+        let (code, lines) = serve(concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"version":"0.1.0","cwd":"/"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":"b","method":"tools/execute","params":{"toolName":"broken","input":{}}}"#,
+            "\n",
+        ));
+        assert_eq!(code, 0);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(lines[1]["id"], Value::from("b"));
+        assert_eq!(lines[1]["error"]["code"], Value::from(-32603));
+    }
+}
