@@ -50,7 +50,7 @@ enum Shape {
     Good,
     ToolError,
     RpcError,
-    BadShape,
+    WrongResult,
     StringId,
     UnknownId,
     Oversized,
@@ -120,7 +120,7 @@ fn shape() -> impl Strategy<Value = Shape> {
         6 => Just(Shape::Good),
         1 => Just(Shape::ToolError),
         1 => Just(Shape::RpcError),
-        1 => Just(Shape::BadShape),
+        1 => Just(Shape::WrongResult),
         1 => Just(Shape::StringId),
         1 => Just(Shape::UnknownId),
         1 => Just(Shape::Oversized),
@@ -246,7 +246,7 @@ impl Extension {
                             let id = id
                                 .as_u64()
                                 .ok_or_else(|| TestCaseError::fail("a non-integer id"))?;
-                            prop_assert!(id >= 1 && id < 1 << 53);
+                            prop_assert!((1..1 << 53).contains(&id));
                             prop_assert!(
                                 self.requests.last().is_none_or(|(last, _)| id > *last),
                                 "ids increase"
@@ -305,7 +305,7 @@ impl Extension {
             (_, Shape::RpcError) => {
                 return format!(r#"{{"jsonrpc":"2.0","id":{id_text},"error":{{"code":-32000,"message":"boom"}}}}"#);
             }
-            (_, Shape::BadShape) => r#"{"unexpected":true}"#.to_string(),
+            (_, Shape::WrongResult) => r#"{"unexpected":true}"#.to_string(),
             ("initialize", _) => r#"{"name":"sim","version":"0.0.1","tools":[{"name":"t","description":"d","inputSchema":{"type":"object"}}]}"#.to_string(),
             ("tools/list", _) => r#"{"tools":[{"name":"t","description":"d"}]}"#.to_string(),
             (_, Shape::Oversized) => format!(
