@@ -1,1 +1,585 @@
 //! Newline framing: one JSON message per line.
+//!
+//! Each message travels as one line of compact JSON ending in `\n`. The
+//! [`LineDecoder`] turns the bytes read from a pipe, in whatever chunks they
+//! arrive, back into lines; [`write_line`] frames an outgoing message.
+//!
+//! What the decoder does (the Framing section of the project's decisions):
+//!
+//! - A line ends at `\n`; a `\r\n` ending is accepted too. The ending is not part
+//!   of the line handed out.
+//! - Lines holding only whitespace (space, tab, `\r`) are skipped.
+//! - A UTF-8 byte-order mark (`EF BB BF`) at the very start of the stream is
+//!   skipped, even when it arrives split over several chunks.
+//! - A line is at most [`LineDecoder::max_line_bytes`] long. The limit counts the
+//!   line's content only: neither the `\n` nor the `\r` of a `\r\n` ending. A
+//!   longer line is discarded up to its `\n` as it arrives, so memory stays
+//!   bounded, and is reported as [`Frame::TooLong`] with its first bytes (so the
+//!   `"id"` of an oversized request can still be found) and its full length. The
+//!   stream is back in sync right after it. An oversized line is reported even if
+//!   it holds only whitespace: the limit is checked before the content is looked
+//!   at, the same way whatever the chunking.
+//! - When the stream ends ([`LineDecoder::end`]) in the middle of a line, that
+//!   line is reported as [`Frame::Truncated`] (unless it holds only whitespace).
+//! - Decoding is linear in the bytes fed, whatever the chunking: no byte is
+//!   searched for `\n` twice when lines are taken out as they complete, and
+//!   never more than twice otherwise.
+//!
+//! Oversized and truncated lines are frames rather than errors, so they come out
+//! in stream order with the lines around them.
+//!
+//! ```
+//! use dhara_protocol::frame::{Frame, LineDecoder};
+//!
+//! let mut decoder = LineDecoder::new();
+//! decoder.push(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\r\n\n{\"jsonrpc\":");
+//! assert_eq!(
+//!     decoder.next_frame(),
+//!     Some(Frame::Line(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}"))
+//! );
+//! assert_eq!(decoder.next_frame(), None); // the rest of the line is still to come
+//!
+//! decoder.push(b"\"2.0\"");
+//! decoder.end(); // the peer closed its end of the pipe
+//! assert_eq!(
+//!     decoder.next_frame(),
+//!     Some(Frame::Truncated { prefix: b"{\"jsonrpc\":\"2.0\"", len: 16 })
+//! );
+//! assert_eq!(decoder.next_frame(), None);
+//! ```
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+use core::fmt;
+
+/// Default bound on one line's length.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// How much of an oversized line is kept so the endpoint can still find its `"id"`.
+///
+/// When the line limit is smaller than this, only as many bytes as the limit
+/// are kept: a decoder never holds more of one line than its limit allows.
+pub const KEPT_PREFIX_BYTES: usize = 4096;
+
+/// The UTF-8 byte-order mark, skipped at the very start of a stream.
+const BYTE_ORDER_MARK: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// One unit of the incoming stream, in stream order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Frame<'a> {
+    /// One complete line, without its `\n` or `\r\n`. Never empty or only whitespace.
+    Line(&'a [u8]),
+    /// A line longer than the limit: its first bytes (at most
+    /// [`KEPT_PREFIX_BYTES`]) and its full length, not counting its ending.
+    /// The stream is back in sync after it.
+    TooLong {
+        /// The first bytes of the line.
+        prefix: &'a [u8],
+        /// The length of the whole line, not counting its `\n` or `\r\n`.
+        len: u64,
+    },
+    /// The stream ended in the middle of a line (after [`LineDecoder::end`]): what
+    /// was kept of it (all of it, unless it was over the limit) and its length.
+    Truncated {
+        /// The bytes kept of the unfinished line.
+        prefix: &'a [u8],
+        /// The length of the whole unfinished line.
+        len: u64,
+    },
+}
+
+impl fmt::Display for Frame<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Frame::Line(line) => write!(f, "a line of {} bytes", line.len()),
+            Frame::TooLong { len, .. } => {
+                write!(f, "a line of {len} bytes, longer than the line limit")
+            }
+            Frame::Truncated { len, .. } => {
+                write!(f, "the stream ended in the middle of a line ({len} bytes)")
+            }
+        }
+    }
+}
+
+/// Appends one message plus `\n` to `out`: `write` appends the message bytes.
+///
+/// The message is written straight into the caller's buffer, with no
+/// intermediate copy. It must not hold a raw `\n` (compact JSON never does: the
+/// JSON writer escapes every control character).
+///
+/// ```
+/// use dhara_protocol::frame::write_line;
+///
+/// let mut out = Vec::new();
+/// write_line(&mut out, |buf| buf.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"));
+/// write_line(&mut out, |buf| buf.extend_from_slice(b"{}"));
+/// assert_eq!(out, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{}\n");
+/// ```
+pub fn write_line(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
+    write(out);
+    out.push(b'\n');
+}
+
+/// An incremental line decoder: push bytes in as they are read, take frames out.
+///
+/// See the [module documentation](self) for the rules it applies. Typical use:
+/// after each read, [`push`](LineDecoder::push) the bytes, then call
+/// [`next_frame`](LineDecoder::next_frame) until it returns `None`; when the
+/// peer closes the stream, call [`end`](LineDecoder::end) and drain it once more.
+///
+/// # Memory
+///
+/// The decoder holds the bytes of the complete lines not yet taken out, plus the
+/// unfinished last line. The unfinished line never takes more than
+/// `max_line_bytes + 1` bytes (the `+ 1` is a `\r` that may start a `\r\n`):
+/// past that, only its first [`KEPT_PREFIX_BYTES`] are kept and the rest is
+/// dropped as it arrives. Bytes already handed out are released lazily, on a
+/// later [`push`](LineDecoder::push), once they make up half of the buffer.
+pub struct LineDecoder {
+    /// The longest line content accepted.
+    max_line_bytes: usize,
+    /// Buffered stream bytes. `buf[..start]` has been handed out already.
+    buf: Vec<u8>,
+    /// Where the next frame begins.
+    start: usize,
+    /// `buf[start..searched]` holds no `\n` (when `searched > start`).
+    searched: usize,
+    /// Where the unfinished last line begins: `buf[tail..]` holds no `\n`.
+    tail: usize,
+    /// Complete lines over the limit whose middle was dropped, oldest first.
+    /// Each one's kept prefix sits in `buf` at its `at`.
+    oversized: VecDeque<Oversized>,
+    /// The unfinished last line, once it is over the limit. Its kept prefix
+    /// is `buf[tail..]`, and the rest of it is dropped as it arrives.
+    discarding: Option<Oversized>,
+    /// Whether a byte-order mark may still be coming, and how much of it has.
+    stream_start: StreamStart,
+    /// Whether [`end`](LineDecoder::end) was called.
+    ended: bool,
+    /// Bytes searched for `\n` so far (the linearity tests read it).
+    scanned: u64,
+}
+
+/// A line over the limit, of which only the first bytes are buffered.
+#[derive(Debug, Clone, Copy)]
+struct Oversized {
+    /// Where its kept prefix begins in the buffer.
+    at: usize,
+    /// How many bytes of it are kept.
+    kept: usize,
+    /// How many bytes of it have arrived, not counting its `\n`.
+    len: u64,
+    /// Whether the last byte that arrived was a `\r` (which is part of the
+    /// ending, not of the content, if a `\n` follows it).
+    ends_with_cr: bool,
+}
+
+impl Oversized {
+    /// Counts more bytes of the line, which are not kept.
+    fn extend(&mut self, bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        if let Some(&last) = bytes.last() {
+            self.ends_with_cr = last == b'\r';
+        }
+    }
+
+    /// The length of the line's content, once its `\n` has arrived.
+    fn content_len(&self) -> u64 {
+        self.len - u64::from(self.ends_with_cr)
+    }
+}
+
+/// How far the stream is into a possible byte-order mark at its very start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StreamStart {
+    /// Only the first `n` bytes of the mark have arrived so far.
+    Matched(usize),
+    /// The start of the stream is behind us.
+    Passed,
+}
+
+impl Default for LineDecoder {
+    fn default() -> LineDecoder {
+        LineDecoder::new()
+    }
+}
+
+impl fmt::Debug for LineDecoder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LineDecoder")
+            .field("max_line_bytes", &self.max_line_bytes)
+            .field("buffered", &self.buf.len())
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LineDecoder {
+    /// A decoder with the default line limit, [`DEFAULT_MAX_LINE_BYTES`].
+    pub fn new() -> LineDecoder {
+        LineDecoder::with_max_line_bytes(DEFAULT_MAX_LINE_BYTES)
+    }
+
+    /// A decoder that accepts lines of at most `max` bytes (not counting the
+    /// `\n` or `\r\n` ending).
+    pub fn with_max_line_bytes(max: usize) -> LineDecoder {
+        LineDecoder {
+            max_line_bytes: max,
+            buf: Vec::new(),
+            start: 0,
+            searched: 0,
+            tail: 0,
+            oversized: VecDeque::new(),
+            discarding: None,
+            stream_start: StreamStart::Matched(0),
+            ended: false,
+            scanned: 0,
+        }
+    }
+
+    /// The longest line accepted, not counting its `\n` or `\r\n` ending.
+    pub fn max_line_bytes(&self) -> usize {
+        self.max_line_bytes
+    }
+
+    /// Appends a chunk of the stream.
+    ///
+    /// Never stores more than a bounded amount for the current unfinished line:
+    /// once it passes `max_line_bytes` the rest of that line is discarded as it
+    /// arrives (keeping its first [`KEPT_PREFIX_BYTES`]), so memory stays
+    /// bounded even when a 1 GiB line is fed in chunks. Only the end of the
+    /// chunk, after its last `\n`, is searched here; the lines before it are
+    /// found by [`next_frame`](LineDecoder::next_frame).
+    ///
+    /// Bytes pushed after [`end`](LineDecoder::end) are ignored.
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.ended {
+            return;
+        }
+        let rest = self.skip_byte_order_mark(bytes);
+        self.append(rest);
+    }
+
+    /// Marks the end of the stream (EOF). Idempotent.
+    ///
+    /// After it, [`next_frame`](LineDecoder::next_frame) hands out the rest of
+    /// the complete lines and then, if the stream stopped in the middle of a
+    /// line, a [`Frame::Truncated`].
+    pub fn end(&mut self) {
+        if self.ended {
+            return;
+        }
+        // The first bytes of a byte-order mark, with nothing after them, were data.
+        if let StreamStart::Matched(n) = self.stream_start {
+            self.stream_start = StreamStart::Passed;
+            self.append(BYTE_ORDER_MARK.get(..n).unwrap_or_default());
+        }
+        self.ended = true;
+    }
+
+    /// The next frame in stream order, or `None` if more bytes are needed (or,
+    /// after [`end`](LineDecoder::end), when everything has been handed out).
+    ///
+    /// Only the work for one frame is done: the search for `\n` stops at the end
+    /// of the line handed out (blank lines before it are skipped on the way).
+    pub fn next_frame(&mut self) -> Option<Frame<'_>> {
+        loop {
+            // Complete lines run up to the next oversized line, or else up to
+            // the unfinished one; the byte just before that boundary is a `\n`.
+            let boundary = self.oversized.front().map_or(self.tail, |line| line.at);
+            if self.start < boundary {
+                debug_assert_eq!(self.buf.get(boundary - 1), Some(&b'\n'));
+                let from = self.searched.max(self.start);
+                let newline = match self.find_newline(from, boundary - 1) {
+                    Some(newline) => newline,
+                    None => boundary - 1,
+                };
+                let line_start = self.start;
+                self.start = newline + 1;
+                self.searched = self.start;
+                let content = self.content_end(line_start, newline);
+                if content - line_start > self.max_line_bytes {
+                    let kept = line_start + self.kept_prefix_len();
+                    let len = (content - line_start) as u64;
+                    return Some(Frame::TooLong {
+                        prefix: &self.buf[line_start..kept],
+                        len,
+                    });
+                }
+                if is_blank(&self.buf[line_start..content]) {
+                    continue;
+                }
+                return Some(Frame::Line(&self.buf[line_start..content]));
+            }
+            if let Some(line) = self.oversized.pop_front() {
+                self.start = line.at + line.kept;
+                self.searched = self.start;
+                let len = line.content_len();
+                return Some(Frame::TooLong {
+                    prefix: &self.buf[line.at..self.start],
+                    len,
+                });
+            }
+            // Only the unfinished line is left; it is a frame only at the end.
+            if !self.ended || (self.start == self.buf.len() && self.discarding.is_none()) {
+                return None;
+            }
+            let line_start = self.start;
+            self.start = self.buf.len();
+            self.searched = self.start;
+            self.tail = self.start;
+            let len = match self.discarding.take() {
+                Some(line) => line.len,
+                None if is_blank(&self.buf[line_start..]) => continue,
+                None => (self.buf.len() - line_start) as u64,
+            };
+            return Some(Frame::Truncated {
+                prefix: &self.buf[line_start..],
+                len,
+            });
+        }
+    }
+
+    /// Bytes currently buffered (for bounds checks and tests), including bytes
+    /// already handed out that have not been released yet.
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// How many bytes have been searched for `\n` so far. For tests that check
+    /// decoding is linear in the bytes fed.
+    #[doc(hidden)]
+    pub fn scanned_bytes(&self) -> u64 {
+        self.scanned
+    }
+
+    /// Strips a byte-order mark off the very start of the stream, returning the
+    /// rest of `bytes`.
+    fn skip_byte_order_mark<'b>(&mut self, bytes: &'b [u8]) -> &'b [u8] {
+        let mut rest = bytes;
+        while let StreamStart::Matched(n) = self.stream_start {
+            let (Some(&expected), Some((&byte, after))) =
+                (BYTE_ORDER_MARK.get(n), rest.split_first())
+            else {
+                break;
+            };
+            if byte == expected {
+                rest = after;
+                self.stream_start = if n + 1 == BYTE_ORDER_MARK.len() {
+                    StreamStart::Passed
+                } else {
+                    StreamStart::Matched(n + 1)
+                };
+            } else {
+                // Not a byte-order mark: the bytes that looked like one are data.
+                self.stream_start = StreamStart::Passed;
+                self.append(BYTE_ORDER_MARK.get(..n).unwrap_or_default());
+            }
+        }
+        rest
+    }
+
+    /// Adds stream bytes to the buffer, dropping what is over the limit of the
+    /// unfinished last line.
+    fn append(&mut self, mut bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.release_handed_out();
+
+        // The unfinished line is over the limit already: drop bytes up to its end.
+        if let Some(mut line) = self.discarding.take() {
+            let newline = find_newline(bytes, &mut self.scanned);
+            let Some(newline) = newline else {
+                line.extend(bytes);
+                self.discarding = Some(line);
+                return;
+            };
+            line.extend(&bytes[..newline]);
+            self.oversized.push_back(line);
+            bytes = &bytes[newline + 1..];
+            self.tail = self.buf.len();
+        }
+
+        let old_len = self.buf.len();
+        if self.start == self.tail {
+            // All that is left unread is the unfinished line, which holds no `\n`.
+            self.searched = old_len;
+        }
+        let tail = match rfind_newline(bytes, &mut self.scanned) {
+            Some(newline) => old_len + newline + 1,
+            None => self.tail,
+        };
+        let line_len = old_len + bytes.len() - tail;
+        let ends_with_cr = bytes.last() == Some(&b'\r');
+        if line_len - usize::from(ends_with_cr) <= self.max_line_bytes {
+            self.buf.extend_from_slice(bytes);
+            self.tail = tail;
+            return;
+        }
+
+        // The new unfinished line is over the limit: keep its prefix only.
+        let kept = self.kept_prefix_len();
+        let kept_end = tail + kept;
+        if kept_end <= old_len {
+            self.buf.truncate(kept_end);
+        } else {
+            self.buf.extend_from_slice(&bytes[..kept_end - old_len]);
+        }
+        self.searched = self.searched.min(kept_end);
+        self.tail = tail;
+        self.discarding = Some(Oversized {
+            at: tail,
+            kept,
+            len: line_len as u64,
+            ends_with_cr,
+        });
+    }
+
+    /// Drops the bytes already handed out once they make up half of the buffer,
+    /// so the cost of moving the rest is paid for by the bytes consumed.
+    fn release_handed_out(&mut self) {
+        let done = self.start;
+        if done == 0 || done < self.buf.len() / 2 {
+            return;
+        }
+        self.buf.drain(..done);
+        self.start = 0;
+        self.searched = self.searched.saturating_sub(done);
+        self.tail -= done;
+        for line in self.oversized.iter_mut().chain(self.discarding.as_mut()) {
+            line.at -= done;
+        }
+    }
+
+    /// Searches `buf[from..to]` for `\n`, returning its position in `buf`.
+    fn find_newline(&mut self, from: usize, to: usize) -> Option<usize> {
+        find_newline(&self.buf[from..to], &mut self.scanned).map(|at| from + at)
+    }
+
+    /// Where a line's content ends, given where its `\n` is: before a `\r`
+    /// that comes just before the `\n`.
+    fn content_end(&self, line_start: usize, newline: usize) -> usize {
+        if newline > line_start && self.buf.get(newline - 1) == Some(&b'\r') {
+            newline - 1
+        } else {
+            newline
+        }
+    }
+
+    /// How much of an oversized line is kept.
+    fn kept_prefix_len(&self) -> usize {
+        KEPT_PREFIX_BYTES.min(self.max_line_bytes)
+    }
+}
+
+/// Whether a line holds only whitespace (space, tab, `\r`), and so is skipped.
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r'))
+}
+
+// Searching for `\n` a word (8 bytes) at a time.
+
+/// `\n` in every byte of a word.
+const NEWLINES: u64 = u64::from_ne_bytes([b'\n'; 8]);
+/// The low seven bits of every byte of a word.
+const LOW_SEVEN: u64 = u64::from_ne_bytes([0x7F; 8]);
+
+/// A word whose bytes have their top bit set exactly where `word` holds a
+/// `\n`, and are zero elsewhere. (`x` is zero where the byte is `\n`; adding
+/// `0x7F` to the low bits sets bit 7 of every byte whose low bits are not all
+/// zero, without carrying into the next byte.)
+fn newline_bits(word: u64) -> u64 {
+    let x = word ^ NEWLINES;
+    !(((x & LOW_SEVEN) + LOW_SEVEN) | x | LOW_SEVEN)
+}
+
+/// Reads 8 bytes as a little-endian word (so the first byte is the lowest).
+fn load_word(bytes: &[u8]) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(bytes);
+    u64::from_le_bytes(word)
+}
+
+/// The position of the first `\n` in `hay`, adding the bytes looked at to `scanned`.
+fn find_newline(hay: &[u8], scanned: &mut u64) -> Option<usize> {
+    let mut words = hay.chunks_exact(8);
+    let mut at = 0;
+    let found = loop {
+        let Some(word) = words.next() else {
+            let rest = words.remainder();
+            break rest.iter().position(|&b| b == b'\n').map(|i| at + i);
+        };
+        let bits = newline_bits(load_word(word));
+        if bits != 0 {
+            break Some(at + (bits.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    };
+    *scanned += found.map_or(hay.len(), |i| i + 1) as u64;
+    found
+}
+
+/// The position of the last `\n` in `hay`, adding the bytes looked at to `scanned`.
+fn rfind_newline(hay: &[u8], scanned: &mut u64) -> Option<usize> {
+    let mut words = hay.rchunks_exact(8);
+    let mut end = hay.len();
+    let found = loop {
+        let Some(word) = words.next() else {
+            let rest = words.remainder();
+            break rest.iter().rposition(|&b| b == b'\n');
+        };
+        let bits = newline_bits(load_word(word));
+        if bits != 0 {
+            break Some(end - 1 - (bits.leading_zeros() / 8) as usize);
+        }
+        end -= 8;
+    };
+    *scanned += found.map_or(hay.len(), |i| hay.len() - i) as u64;
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive_find(hay: &[u8]) -> Option<usize> {
+        hay.iter().position(|&b| b == b'\n')
+    }
+
+    fn naive_rfind(hay: &[u8]) -> Option<usize> {
+        hay.iter().rposition(|&b| b == b'\n')
+    }
+
+    #[test]
+    fn word_search_agrees_with_a_byte_search() {
+        // Bytes around `\n` that a sloppy zero-byte test confuses with it.
+        let alphabet = [b'\n', 0x0B, 0x09, 0x8A, 0x00, 0xFF, b'a'];
+        let mut hay = Vec::new();
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for len in 0..80 {
+            for _ in 0..40 {
+                hay.clear();
+                for _ in 0..len {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    hay.push(alphabet[(seed % alphabet.len() as u64) as usize]);
+                }
+                let mut scanned = 0;
+                assert_eq!(
+                    find_newline(&hay, &mut scanned),
+                    naive_find(&hay),
+                    "{hay:?}"
+                );
+                assert_eq!(
+                    rfind_newline(&hay, &mut scanned),
+                    naive_rfind(&hay),
+                    "{hay:?}"
+                );
+            }
+        }
+    }
+}

@@ -34,10 +34,10 @@ extern crate std;
 
 pub mod frame;
 pub mod json;
-pub mod rpc;
-pub mod time;
 pub mod message;
+pub mod rpc;
 pub mod schema;
+pub mod time;
 
 pub mod extension;
 pub mod host;

@@ -76,7 +76,9 @@ pub struct Clock {
 impl Clock {
     /// A clock whose origin is now.
     pub fn new() -> Clock {
-        Clock { origin: std::time::Instant::now() }
+        Clock {
+            origin: std::time::Instant::now(),
+        }
     }
 
     /// A clock with the given origin.

@@ -2,12 +2,78 @@
 //!
 //! * [`parse`] / [`parse_with`] turn bytes into a [`Value`]; [`to_vec`] and
 //!   [`write_value`] write compact JSON; `Display` for [`Value`] writes the same text.
+//! * [`Reader`] walks a text a member or an element at a time, reading, or only
+//!   checking ([`Reader::skip_value`]), the values it wants. It shares its grammar
+//!   with [`parse`].
 //! * Numbers keep their exact text ([`Number`]), so parse → write is byte-identical.
 //! * Objects keep member order and duplicate names ([`Object`]); lookup by name
 //!   returns the last member with that name.
-//! * Nesting is bounded ([`Limits::max_depth`]) and the parser never recurses on the
-//!   native stack, whatever the depth.
+//! * Nesting is bounded ([`ParseOptions::max_depth`]) and the parser never recurses
+//!   on the native stack, whatever the depth.
+//! * Input must be UTF-8 (no byte-order mark). An escaped lone UTF-16 surrogate in a
+//!   string value becomes U+FFFD, or an error with
+//!   [`ParseOptions::strict_surrogates`]; in a member name it is always an error.
+//!
+//! ```
+//! use dhara_protocol::json::{self, Value};
+//!
+//! let v = json::parse(br#"{"id": 12345678901234567890123, "ok": true}"#)?;
+//! assert_eq!(v["ok"], Value::Bool(true));
+//! assert_eq!(v.to_string(), r#"{"id":12345678901234567890123,"ok":true}"#);
+//! # Ok::<(), json::Error>(())
+//! ```
+//!
+//! # Implementation-defined cases
+//!
+//! RFC 8259 leaves some inputs to the parser. These are the choices, one row per
+//! `i_` file of JSONTestSuite (`tests/json_suite.rs` reads this table and checks it
+//! against the files). "Default" is [`ParseOptions::DEFAULT`]; "strict" sets
+//! [`strict_surrogates`](ParseOptions::strict_surrogates).
+//!
+//! | file | default | strict | why |
+//! |---|---|---|---|
+//! | `i_number_double_huge_neg_exp.json` | accepted | accepted | numbers keep their text; `as_f64` gives 0 |
+//! | `i_number_huge_exp.json` | accepted | accepted | numbers keep their text; `as_f64` gives infinity |
+//! | `i_number_neg_int_huge_exp.json` | accepted | accepted | numbers keep their text; `as_f64` gives -infinity |
+//! | `i_number_pos_double_huge_exp.json` | accepted | accepted | numbers keep their text; `as_f64` gives infinity |
+//! | `i_number_real_neg_overflow.json` | accepted | accepted | numbers keep their text; `as_f64` gives -infinity |
+//! | `i_number_real_pos_overflow.json` | accepted | accepted | numbers keep their text; `as_f64` gives infinity |
+//! | `i_number_real_underflow.json` | accepted | accepted | numbers keep their text; `as_f64` gives 0 |
+//! | `i_number_too_big_neg_int.json` | accepted | accepted | numbers keep their text; `as_i64` gives `None` |
+//! | `i_number_too_big_pos_int.json` | accepted | accepted | numbers keep their text; `as_u64` gives `None` |
+//! | `i_number_very_big_negative_int.json` | accepted | accepted | numbers keep their text; `as_i64` gives `None` |
+//! | `i_object_key_lone_2nd_surrogate.json` | rejected: LoneSurrogate | rejected: LoneSurrogate | a lone surrogate in a member name is always an error |
+//! | `i_string_1st_surrogate_but_2nd_missing.json` | accepted | rejected: LoneSurrogate | lone surrogate in a value: U+FFFD |
+//! | `i_string_1st_valid_surrogate_2nd_invalid.json` | accepted | rejected: LoneSurrogate | high surrogate followed by a non-surrogate: U+FFFD, then U+1234 |
+//! | `i_string_UTF-16LE_with_BOM.json` | rejected: UnexpectedByte | rejected: UnexpectedByte | JSON text is UTF-8; the UTF-16 byte-order mark `FF FE` starts no value |
+//! | `i_string_UTF-8_invalid_sequence.json` | rejected: InvalidUtf8 | rejected: InvalidUtf8 | raw bytes must be UTF-8 |
+//! | `i_string_UTF8_surrogate_U+D800.json` | rejected: InvalidUtf8 | rejected: InvalidUtf8 | a UTF-8-encoded surrogate is not UTF-8 |
+//! | `i_string_incomplete_surrogate_and_escape_valid.json` | accepted | rejected: LoneSurrogate | lone surrogate in a value: U+FFFD, then the newline |
+//! | `i_string_incomplete_surrogate_pair.json` | accepted | rejected: LoneSurrogate | lone low surrogate in a value: U+FFFD, then `a` |
+//! | `i_string_incomplete_surrogates_escape_valid.json` | accepted | rejected: LoneSurrogate | two lone surrogates in a value: two U+FFFD |
+//! | `i_string_invalid_lonely_surrogate.json` | accepted | rejected: LoneSurrogate | lone surrogate in a value: U+FFFD |
+//! | `i_string_invalid_surrogate.json` | accepted | rejected: LoneSurrogate | lone surrogate in a value: U+FFFD, then `abc` |
+//! | `i_string_invalid_utf-8.json` | rejected: InvalidUtf8 | rejected: InvalidUtf8 | raw bytes must be UTF-8 |
+//! | `i_string_inverted_surrogates_U+1D11E.json` | accepted | rejected: LoneSurrogate | low then high surrogate: two U+FFFD |
+//! | `i_string_iso_latin_1.json` | rejected: InvalidUtf8 | rejected: InvalidUtf8 | raw bytes must be UTF-8 |
+//! | `i_string_lone_second_surrogate.json` | accepted | rejected: LoneSurrogate | lone low surrogate in a value: U+FFFD |
+//! | `i_string_lone_utf8_continuation_byte.json` | rejected: InvalidUtf8 | rejected: InvalidUtf8 | raw bytes must be UTF-8 |
+//! | `i_string_not_in_unicode_range.json` | rejected: InvalidUtf8 | rejected: InvalidUtf8 | beyond U+10FFFF is not UTF-8 |
+//! | `i_string_overlong_sequence_2_bytes.json` | rejected: InvalidUtf8 | rejected: InvalidUtf8 | overlong encodings are not UTF-8 |
+//! | `i_string_overlong_sequence_6_bytes.json` | rejected: InvalidUtf8 | rejected: InvalidUtf8 | overlong encodings are not UTF-8 |
+//! | `i_string_overlong_sequence_6_bytes_null.json` | rejected: InvalidUtf8 | rejected: InvalidUtf8 | overlong encodings are not UTF-8 |
+//! | `i_string_truncated-utf-8.json` | rejected: InvalidUtf8 | rejected: InvalidUtf8 | raw bytes must be UTF-8 |
+//! | `i_string_utf16BE_no_BOM.json` | rejected: UnexpectedByte | rejected: UnexpectedByte | JSON text is UTF-8; a NUL byte starts no value |
+//! | `i_string_utf16LE_no_BOM.json` | rejected: UnexpectedByte | rejected: UnexpectedByte | JSON text is UTF-8; a NUL byte starts no value |
+//! | `i_structure_500_nested_arrays.json` | rejected: TooDeep | rejected: TooDeep | deeper than the default `max_depth` of 128 |
+//! | `i_structure_UTF-8_BOM_empty_object.json` | rejected: ByteOrderMark | rejected: ByteOrderMark | the parser takes no byte-order mark; framing skips one at the start of a stream |
 
+mod error;
+mod read;
 mod value;
+mod write;
 
+pub use error::{Error, ErrorKind};
+pub use read::{ParseOptions, Reader, parse, parse_with};
 pub use value::{Number, Object, Value};
+pub use write::{to_vec, write_string, write_value};

@@ -48,20 +48,38 @@ impl Number {
     /// Builds a number from text that is already known to match the JSON number
     /// grammar. Callers inside the crate (the parser) guarantee this.
     pub(crate) fn from_valid_text(text: &str) -> Number {
-        let b = text.as_bytes();
+        Number::from_checked_bytes(text.as_bytes())
+    }
+
+    /// Builds a number from bytes already checked against the JSON number grammar
+    /// (so they are ASCII).
+    #[inline]
+    pub(crate) fn from_checked_bytes(b: &[u8]) -> Number {
         if b.len() <= INLINE {
             let mut bytes = [0u8; INLINE];
             bytes[..b.len()].copy_from_slice(b);
-            Number { text: NumberText::Inline { len: b.len() as u8, bytes } }
+            Number {
+                text: NumberText::Inline {
+                    len: b.len() as u8,
+                    bytes,
+                },
+            }
         } else {
-            Number { text: NumberText::Heap(Box::from(text)) }
+            let text = core::str::from_utf8(b).unwrap_or("0");
+            Number {
+                text: NumberText::Heap(Box::from(text)),
+            }
         }
     }
 
     /// Builds a number from its text, if the text is a JSON number
     /// (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).
     pub fn from_text(text: &str) -> Option<Number> {
-        if is_number_text(text.as_bytes()) { Some(Number::from_valid_text(text)) } else { None }
+        if is_number_text(text.as_bytes()) {
+            Some(Number::from_valid_text(text))
+        } else {
+            None
+        }
     }
 
     /// Builds a number from an `f64`; `None` for NaN and the infinities, which JSON
@@ -90,7 +108,10 @@ impl Number {
 
     /// `true` when the text has no fraction and no exponent (`-12`, not `1.0`, not `1e2`).
     pub fn is_integer(&self) -> bool {
-        !self.as_str().bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
+        !self
+            .as_str()
+            .bytes()
+            .any(|b| matches!(b, b'.' | b'e' | b'E'))
     }
 
     /// The value as an `i64`, if the text is an integer in range.
@@ -121,43 +142,7 @@ impl Number {
 
 /// Checks the JSON number grammar on a whole byte slice.
 pub(crate) fn is_number_text(b: &[u8]) -> bool {
-    let mut i = 0;
-    if b.get(i) == Some(&b'-') {
-        i += 1;
-    }
-    match b.get(i) {
-        Some(b'0') => i += 1,
-        Some(b'1'..=b'9') => {
-            while matches!(b.get(i), Some(b'0'..=b'9')) {
-                i += 1;
-            }
-        }
-        _ => return false,
-    }
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        let start = i;
-        while matches!(b.get(i), Some(b'0'..=b'9')) {
-            i += 1;
-        }
-        if i == start {
-            return false;
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        let start = i;
-        while matches!(b.get(i), Some(b'0'..=b'9')) {
-            i += 1;
-        }
-        if i == start {
-            return false;
-        }
-    }
-    i == b.len()
+    super::read::number_end(b, 0) == Ok(b.len())
 }
 
 impl PartialEq for Number {
@@ -239,12 +224,16 @@ pub struct Object {
 impl Object {
     /// An empty object.
     pub const fn new() -> Object {
-        Object { members: Vec::new() }
+        Object {
+            members: Vec::new(),
+        }
     }
 
     /// An empty object with room for `n` members.
     pub fn with_capacity(n: usize) -> Object {
-        Object { members: Vec::with_capacity(n) }
+        Object {
+            members: Vec::with_capacity(n),
+        }
     }
 
     /// Number of members, duplicates included.
@@ -259,12 +248,20 @@ impl Object {
 
     /// The value of the last member named `name`.
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.members.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+        self.members
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
     }
 
     /// Mutable access to the value of the last member named `name`.
     pub fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
-        self.members.iter_mut().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+        self.members
+            .iter_mut()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
     }
 
     /// `true` when a member named `name` exists.
@@ -338,7 +335,9 @@ impl From<Vec<(String, Value)>> for Object {
 
 impl<K: Into<String>> FromIterator<(K, Value)> for Object {
     fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Object {
-        Object { members: iter.into_iter().map(|(k, v)| (k.into(), v)).collect() }
+        Object {
+            members: iter.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+        }
     }
 }
 
@@ -493,6 +492,14 @@ impl core::ops::Index<usize> for Value {
     /// The element at `index` of an array, or [`Value::Null`] when absent or not an array.
     fn index(&self, index: usize) -> &Value {
         self.get_index(index).unwrap_or(&NULL)
+    }
+}
+
+impl From<f64> for Value {
+    /// A number with the shortest text that reads back as `v`; `null` for NaN and
+    /// the infinities, which JSON cannot represent.
+    fn from(v: f64) -> Value {
+        Number::from_f64(v).map_or(Value::Null, Value::Number)
     }
 }
 

@@ -158,7 +158,11 @@ impl From<ErrorCode> for i64 {
 impl ErrorObject {
     /// An error object with no `data`.
     pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> ErrorObject {
-        ErrorObject { code: code.into(), message: message.into(), data: None }
+        ErrorObject {
+            code: code.into(),
+            message: message.into(),
+            data: None,
+        }
     }
 
     /// The same error object with `data` set.

@@ -1,0 +1,788 @@
+//! The parser: one implementation of the JSON grammar, used to build [`Value`] trees
+//! ([`parse`], [`Reader::read_value`]), to validate without building
+//! ([`Reader::skip_value`]) and, a member at a time, by the pull [`Reader`].
+//!
+//! Nesting is walked with an explicit stack, never by recursion, so no input can
+//! overflow the native stack. Strings are scanned eight bytes at a time and copied
+//! in runs; numbers are checked once and kept as text.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::ops::Range;
+
+use super::error::{Error, ErrorKind};
+use super::value::{Number, Object, Value};
+
+/// Limits and choices for parsing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// How deep arrays and objects may nest (`[[1]]` is depth 2); deeper input is a
+    /// [`TooDeep`](ErrorKind::TooDeep) error. Default 128.
+    pub max_depth: usize,
+    /// Reject an escaped lone UTF-16 surrogate (`"\ud800"`) in a string value
+    /// ([`LoneSurrogate`](ErrorKind::LoneSurrogate)) instead of replacing it with
+    /// U+FFFD. Default `false`. In member names a lone surrogate is always an error.
+    pub strict_surrogates: bool,
+}
+
+impl ParseOptions {
+    /// The defaults: `max_depth` 128, lone surrogates in string values replaced.
+    pub const DEFAULT: ParseOptions = ParseOptions {
+        max_depth: 128,
+        strict_surrogates: false,
+    };
+}
+
+impl Default for ParseOptions {
+    fn default() -> ParseOptions {
+        ParseOptions::DEFAULT
+    }
+}
+
+/// Parses one JSON text with the default [`ParseOptions`].
+///
+/// The input must be exactly one value, with optional whitespace around it.
+///
+/// ```
+/// use dhara_protocol::json;
+///
+/// let v = json::parse(br#" {"id": 7, "tags": ["a", "b"]} "#)?;
+/// assert_eq!(v["id"].as_u64(), Some(7));
+/// assert_eq!(v["tags"][1].as_str(), Some("b"));
+/// # Ok::<(), json::Error>(())
+/// ```
+pub fn parse(input: &[u8]) -> Result<Value, Error> {
+    parse_with(input, &ParseOptions::DEFAULT)
+}
+
+/// Parses one JSON text with the given options.
+///
+/// ```
+/// use dhara_protocol::json::{self, ErrorKind, ParseOptions};
+///
+/// let strict = ParseOptions { strict_surrogates: true, ..ParseOptions::DEFAULT };
+/// assert_eq!(json::parse(br#""\ud800""#)?.as_str(), Some("\u{FFFD}"));
+/// let err = json::parse_with(br#""\ud800""#, &strict).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::LoneSurrogate);
+/// # Ok::<(), json::Error>(())
+/// ```
+pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> {
+    let mut reader = Reader::new(input, options);
+    let value = reader.read_value()?;
+    reader.finish()?;
+    Ok(value)
+}
+
+/// A pull reader over one JSON text: walk objects a member at a time and arrays an
+/// element at a time, and read, or skip, one value wherever you are.
+///
+/// It shares its grammar with [`parse`], so it accepts exactly the same texts. After
+/// an error the reader's position is unspecified; start again with a new reader.
+///
+/// ```
+/// use dhara_protocol::json::{ParseOptions, Reader};
+///
+/// let text = br#"{"method": "tools/execute", "params": {"toolName": "grep"}}"#;
+/// let mut r = Reader::new(text, &ParseOptions::DEFAULT);
+/// r.begin_object()?;
+/// let mut method = None;
+/// let mut params = None;
+/// while let Some(name) = r.next_member()? {
+///     match name.as_str() {
+///         "method" => method = Some(r.read_string()?.0),
+///         "params" => params = Some(r.skip_value()?),
+///         _ => { r.skip_value()?; }
+///     }
+/// }
+/// r.finish()?;
+/// assert_eq!(method.as_deref(), Some("tools/execute"));
+/// assert_eq!(&text[params.unwrap()], br#"{"toolName": "grep"}"#);
+/// # Ok::<(), dhara_protocol::json::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Reader<'a> {
+    input: &'a [u8],
+    pos: usize,
+    depth: usize,
+    max_depth: usize,
+    strict_surrogates: bool,
+    /// `true` right after `{` or `[`: the next member or element takes no comma.
+    after_open: bool,
+}
+
+/// What to do with an escaped lone surrogate.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LoneSurrogate {
+    Replace,
+    Reject,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `input`.
+    pub fn new(input: &'a [u8], options: &ParseOptions) -> Reader<'a> {
+        Reader {
+            input,
+            pos: 0,
+            depth: 0,
+            max_depth: options.max_depth,
+            strict_surrogates: options.strict_surrogates,
+            after_open: false,
+        }
+    }
+
+    /// The byte offset of the next unread byte.
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+
+    /// Skips whitespace; the next byte without consuming it (`None` at the end).
+    #[inline]
+    pub fn peek(&mut self) -> Option<u8> {
+        loop {
+            match self.input.get(self.pos) {
+                Some(b' ' | b'\n' | b'\r' | b'\t') => self.pos += 1,
+                other => return other.copied(),
+            }
+        }
+    }
+
+    /// Consumes `{`; one level deeper ([`TooDeep`](ErrorKind::TooDeep) past
+    /// `max_depth`).
+    pub fn begin_object(&mut self) -> Result<(), Error> {
+        self.expect(b'{')?;
+        self.enter()?;
+        self.after_open = true;
+        Ok(())
+    }
+
+    /// The next member's name, consuming the `,` before it and the `:` after it; the
+    /// member's value is to be read next. `None` at `}`, which is consumed (one level
+    /// up). A lone surrogate escape in a name is always an error.
+    pub fn next_member(&mut self) -> Result<Option<String>, Error> {
+        let first = core::mem::replace(&mut self.after_open, false);
+        match self.peek() {
+            Some(b'}') => {
+                self.pos += 1;
+                self.leave();
+                Ok(None)
+            }
+            Some(b',') if !first => {
+                self.pos += 1;
+                let mut name = String::new();
+                self.member_name(&mut name)?;
+                Ok(Some(name))
+            }
+            Some(b'"') if first => {
+                let mut name = String::new();
+                self.member_name(&mut name)?;
+                Ok(Some(name))
+            }
+            _ => Err(self.unexpected()),
+        }
+    }
+
+    /// Consumes `[`; one level deeper ([`TooDeep`](ErrorKind::TooDeep) past
+    /// `max_depth`).
+    pub fn begin_array(&mut self) -> Result<(), Error> {
+        self.expect(b'[')?;
+        self.enter()?;
+        self.after_open = true;
+        Ok(())
+    }
+
+    /// `true` if another element follows (the `,` before it is consumed; the element
+    /// is to be read next); `false` at `]`, which is consumed (one level up).
+    pub fn next_element(&mut self) -> Result<bool, Error> {
+        let first = core::mem::replace(&mut self.after_open, false);
+        match self.peek() {
+            Some(b']') => {
+                self.pos += 1;
+                self.leave();
+                Ok(false)
+            }
+            Some(b',') if !first => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(_) if first => Ok(true),
+            _ => Err(self.unexpected()),
+        }
+    }
+
+    /// Reads one whole value as an owned tree. Its nesting counts from the reader's
+    /// current depth.
+    pub fn read_value(&mut self) -> Result<Value, Error> {
+        let mut tree = Tree::default();
+        self.walk(&mut tree)?;
+        Ok(tree.finish())
+    }
+
+    /// Reads a string value: the decoded text, and whether an escaped lone surrogate
+    /// in it was replaced with U+FFFD (under
+    /// [`strict_surrogates`](ParseOptions::strict_surrogates) that is an error
+    /// instead). [`ExpectedString`](ErrorKind::ExpectedString), with nothing consumed,
+    /// if the next value is not a string.
+    pub fn read_string(&mut self) -> Result<(String, bool), Error> {
+        self.after_open = false;
+        if self.peek() != Some(b'"') {
+            return Err(self.error(ErrorKind::ExpectedString, self.pos));
+        }
+        let mut text = String::new();
+        let replaced = self.string(&mut text, self.value_surrogates())?;
+        Ok((text, replaced))
+    }
+
+    /// Checks one whole value without building it; returns its byte range in the input.
+    pub fn skip_value(&mut self) -> Result<Range<usize>, Error> {
+        self.peek();
+        let start = self.pos;
+        self.walk(&mut Skip)?;
+        Ok(start..self.pos)
+    }
+
+    /// Checks that only whitespace remains.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        match self.peek() {
+            None => Ok(()),
+            Some(_) => Err(self.error(ErrorKind::TrailingCharacters, self.pos)),
+        }
+    }
+
+    // ---- The grammar ------------------------------------------------------------
+
+    /// Walks one whole value, telling `sink` what it finds. Open containers are kept
+    /// on `open` (a bit per level: object or array), not on the native stack.
+    fn walk<S: Sink>(&mut self, sink: &mut S) -> Result<(), Error> {
+        self.after_open = false;
+        let mut open = Nesting::default();
+        loop {
+            // A value starts here.
+            let in_object = open.top() == Some(OBJECT);
+            match self.peek() {
+                Some(b'{') => {
+                    self.pos += 1;
+                    self.enter()?;
+                    sink.open(OBJECT);
+                    if self.peek() == Some(b'}') {
+                        self.pos += 1;
+                        self.leave();
+                        sink.close(OBJECT, in_object);
+                    } else {
+                        self.member_name_into(sink)?;
+                        open.push(OBJECT);
+                        continue;
+                    }
+                }
+                Some(b'[') => {
+                    self.pos += 1;
+                    self.enter()?;
+                    sink.open(ARRAY);
+                    if self.peek() == Some(b']') {
+                        self.pos += 1;
+                        self.leave();
+                        sink.close(ARRAY, in_object);
+                    } else {
+                        open.push(ARRAY);
+                        continue;
+                    }
+                }
+                Some(b'"') => {
+                    let mut text = S::Text::default();
+                    self.string(&mut text, self.value_surrogates())?;
+                    sink.string(text, in_object);
+                }
+                Some(b'-' | b'0'..=b'9') => {
+                    let start = self.pos;
+                    self.pos =
+                        number_end(self.input, start).map_err(|(kind, at)| self.error(kind, at))?;
+                    sink.number(
+                        self.input.get(start..self.pos).unwrap_or_default(),
+                        in_object,
+                    );
+                }
+                Some(b't') => {
+                    self.literal(b"true")?;
+                    sink.literal(Value::Bool(true), in_object);
+                }
+                Some(b'f') => {
+                    self.literal(b"false")?;
+                    sink.literal(Value::Bool(false), in_object);
+                }
+                Some(b'n') => {
+                    self.literal(b"null")?;
+                    sink.literal(Value::Null, in_object);
+                }
+                _ => return Err(self.unexpected()),
+            }
+            // A value ended here: close the containers it completes, then go on with
+            // the next member or element.
+            loop {
+                let Some(container) = open.top() else {
+                    return Ok(());
+                };
+                match (self.peek(), container) {
+                    (Some(b','), OBJECT) => {
+                        self.pos += 1;
+                        self.member_name_into(sink)?;
+                        break;
+                    }
+                    (Some(b','), _) => {
+                        self.pos += 1;
+                        break;
+                    }
+                    (Some(b'}'), OBJECT) | (Some(b']'), ARRAY) => {
+                        self.pos += 1;
+                        self.leave();
+                        open.pop();
+                        sink.close(container, open.top() == Some(OBJECT));
+                    }
+                    _ => return Err(self.unexpected()),
+                }
+            }
+        }
+    }
+
+    /// A member name and the `:` after it, for [`walk`](Reader::walk).
+    fn member_name_into<S: Sink>(&mut self, sink: &mut S) -> Result<(), Error> {
+        let mut name = S::Text::default();
+        self.member_name(&mut name)?;
+        sink.name(name);
+        Ok(())
+    }
+
+    /// A member name (lone surrogates rejected) and the `:` after it.
+    fn member_name<T: Text>(&mut self, name: &mut T) -> Result<(), Error> {
+        if self.peek() != Some(b'"') {
+            return Err(self.unexpected());
+        }
+        self.string(name, LoneSurrogate::Reject)?;
+        self.expect(b':')
+    }
+
+    /// A string starting at the `"` under `self.pos`, decoded into `out`. Returns
+    /// whether a lone surrogate escape was replaced.
+    fn string<T: Text>(&mut self, out: &mut T, lone: LoneSurrogate) -> Result<bool, Error> {
+        let input = self.input;
+        let mut replaced = false;
+        let mut i = self.pos + 1;
+        loop {
+            let start = i;
+            i = find_special(input, i);
+            if i > start {
+                let run = input.get(start..i).unwrap_or_default();
+                match core::str::from_utf8(run) {
+                    Ok(run) => out.run(run),
+                    Err(e) => {
+                        return Err(self.error(ErrorKind::InvalidUtf8, start + e.valid_up_to()));
+                    }
+                }
+            }
+            match input.get(i) {
+                Some(b'"') => {
+                    self.pos = i + 1;
+                    return Ok(replaced);
+                }
+                Some(b'\\') => i = self.escape(i, out, lone, &mut replaced)?,
+                Some(_) => return Err(self.error(ErrorKind::ControlCharacterInString, i)),
+                None => return Err(self.error(ErrorKind::UnexpectedEnd, i)),
+            }
+        }
+    }
+
+    /// Decodes the escape at `input[at]` (a backslash) into `out`; returns the index
+    /// after it.
+    fn escape<T: Text>(
+        &self,
+        at: usize,
+        out: &mut T,
+        lone: LoneSurrogate,
+        replaced: &mut bool,
+    ) -> Result<usize, Error> {
+        let short = match self.input.get(at + 1) {
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(b'u') => return self.unicode_escape(at, out, lone, replaced),
+            Some(_) => return Err(self.error(ErrorKind::InvalidEscape, at)),
+            None => return Err(self.error(ErrorKind::UnexpectedEnd, at + 1)),
+        };
+        out.push(short);
+        Ok(at + 2)
+    }
+
+    /// Decodes `\uXXXX` at `input[at]`, joining a surrogate pair written as two escapes.
+    fn unicode_escape<T: Text>(
+        &self,
+        at: usize,
+        out: &mut T,
+        lone: LoneSurrogate,
+        replaced: &mut bool,
+    ) -> Result<usize, Error> {
+        let unit = self.hex4(at + 2)?;
+        let (c, end) = match unit {
+            0xD800..=0xDBFF => {
+                let low = match self.input.get(at + 6..at + 8) {
+                    Some(b"\\u") => hex4(self.input, at + 8),
+                    _ => None,
+                };
+                match low {
+                    Some(low @ 0xDC00..=0xDFFF) => {
+                        let c = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                        (char::from_u32(c), at + 12)
+                    }
+                    _ => (None, at + 6),
+                }
+            }
+            _ => (char::from_u32(unit), at + 6),
+        };
+        match c {
+            Some(c) => out.push(c),
+            None if lone == LoneSurrogate::Replace => {
+                *replaced = true;
+                out.push(char::REPLACEMENT_CHARACTER);
+            }
+            None => return Err(self.error(ErrorKind::LoneSurrogate, at)),
+        }
+        Ok(end)
+    }
+
+    /// The four hex digits at `input[at..]`.
+    fn hex4(&self, at: usize) -> Result<u32, Error> {
+        match hex4(self.input, at) {
+            Some(unit) => Ok(unit),
+            None if self.input.len() < at + 4 => Err(self.error(ErrorKind::UnexpectedEnd, at)),
+            None => Err(self.error(ErrorKind::InvalidEscape, at - 2)),
+        }
+    }
+
+    /// Consumes the literal `word` (`true`, `false`, `null`).
+    fn literal(&mut self, word: &[u8]) -> Result<(), Error> {
+        let end = self.pos + word.len();
+        if self.input.get(self.pos..end) == Some(word) {
+            self.pos = end;
+            return Ok(());
+        }
+        let rest = self.input.get(self.pos..).unwrap_or_default();
+        let same = rest.iter().zip(word).take_while(|(a, b)| a == b).count();
+        self.pos += same;
+        Err(self.unexpected())
+    }
+
+    /// Consumes `byte` after optional whitespace.
+    fn expect(&mut self, byte: u8) -> Result<(), Error> {
+        if self.peek() == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.unexpected())
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), Error> {
+        if self.depth >= self.max_depth {
+            return Err(self.error(ErrorKind::TooDeep, self.pos.saturating_sub(1)));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    fn value_surrogates(&self) -> LoneSurrogate {
+        if self.strict_surrogates {
+            LoneSurrogate::Reject
+        } else {
+            LoneSurrogate::Replace
+        }
+    }
+
+    /// The error for whatever is at `self.pos` when it was not what the grammar needs.
+    #[cold]
+    fn unexpected(&self) -> Error {
+        match self.input.get(self.pos) {
+            None => self.error(ErrorKind::UnexpectedEnd, self.pos),
+            Some(0xEF) if self.pos == 0 && self.input.starts_with(b"\xEF\xBB\xBF") => {
+                self.error(ErrorKind::ByteOrderMark, 0)
+            }
+            Some(&b) => self.error(ErrorKind::UnexpectedByte(b), self.pos),
+        }
+    }
+
+    #[cold]
+    fn error(&self, kind: ErrorKind, offset: usize) -> Error {
+        Error::at(self.input, kind, offset)
+    }
+}
+
+/// The value of four hex digits at `input[at..]`.
+#[inline]
+fn hex4(input: &[u8], at: usize) -> Option<u32> {
+    let digits = input.get(at..at + 4)?;
+    let mut unit = 0;
+    for &d in digits {
+        unit = unit * 16 + (d as char).to_digit(16)?;
+    }
+    Some(unit)
+}
+
+/// The end of the JSON number starting at `input[start]`
+/// (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`), or the error and its offset.
+pub(crate) fn number_end(input: &[u8], start: usize) -> Result<usize, (ErrorKind, usize)> {
+    let digits = |mut i: usize| {
+        while matches!(input.get(i), Some(b'0'..=b'9')) {
+            i += 1;
+        }
+        i
+    };
+    let fail = |i: usize| match input.get(i) {
+        None => Err((ErrorKind::UnexpectedEnd, i)),
+        Some(_) => Err((ErrorKind::InvalidNumber, i)),
+    };
+    let mut i = start;
+    if input.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match input.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = digits(i + 1),
+        _ => return fail(i),
+    }
+    if input.get(i) == Some(&b'.') {
+        let first = i + 1;
+        i = digits(first);
+        if i == first {
+            return fail(i);
+        }
+    }
+    if matches!(input.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(input.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let first = i;
+        i = digits(first);
+        if i == first {
+            return fail(i);
+        }
+    }
+    Ok(i)
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The bytes of `word` that a JSON string cannot hold raw: `"`, `\` and controls
+/// below 0x20. The lowest flagged byte (high bit set in the mask) is always a true
+/// match; bytes above it may be flagged falsely, which no caller looks at.
+#[inline]
+pub(crate) fn special_bytes(word: u64) -> u64 {
+    let quote = word ^ (ONES * b'"' as u64);
+    let backslash = word ^ (ONES * b'\\' as u64);
+    let has_quote = quote.wrapping_sub(ONES) & !quote;
+    let has_backslash = backslash.wrapping_sub(ONES) & !backslash;
+    let has_control = word.wrapping_sub(ONES * 0x20) & !word;
+    (has_quote | has_backslash | has_control) & HIGH
+}
+
+/// The index of the first `"`, `\` or control byte at or after `from`, or
+/// `input.len()`. Eight bytes at a time.
+#[inline]
+pub(crate) fn find_special(input: &[u8], from: usize) -> usize {
+    let rest = input.get(from..).unwrap_or_default();
+    let mut words = rest.chunks_exact(8);
+    let mut i = from;
+    for word in &mut words {
+        let Ok(word) = <[u8; 8]>::try_from(word) else {
+            break;
+        };
+        let found = special_bytes(u64::from_le_bytes(word));
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    for &b in words.remainder() {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return i;
+        }
+        i += 1;
+    }
+    i
+}
+
+// ---- What the grammar reports to ----------------------------------------------------
+
+const OBJECT: bool = true;
+const ARRAY: bool = false;
+
+/// Where decoded string text goes: a `String`, or nowhere when only validating.
+trait Text: Default {
+    /// A run of text without escapes.
+    fn run(&mut self, s: &str);
+    /// One character from an escape.
+    fn push(&mut self, c: char);
+}
+
+impl Text for String {
+    #[inline]
+    fn run(&mut self, s: &str) {
+        self.push_str(s);
+    }
+    #[inline]
+    fn push(&mut self, c: char) {
+        String::push(self, c);
+    }
+}
+
+/// What [`Reader::walk`] finds, in order. `in_object` tells whether a completed
+/// value is a member value (its name came just before) or an element / the root.
+trait Sink {
+    type Text: Text;
+    fn literal(&mut self, v: Value, in_object: bool);
+    fn number(&mut self, text: &[u8], in_object: bool);
+    fn string(&mut self, text: Self::Text, in_object: bool);
+    fn name(&mut self, name: Self::Text);
+    fn open(&mut self, object: bool);
+    fn close(&mut self, object: bool, in_object: bool);
+}
+
+/// Validation only: nothing is built.
+struct Skip;
+
+#[derive(Default)]
+struct Discard;
+
+impl Text for Discard {
+    #[inline]
+    fn run(&mut self, _: &str) {}
+    #[inline]
+    fn push(&mut self, _: char) {}
+}
+
+impl Sink for Skip {
+    type Text = Discard;
+    fn literal(&mut self, _: Value, _: bool) {}
+    fn number(&mut self, _: &[u8], _: bool) {}
+    fn string(&mut self, _: Discard, _: bool) {}
+    fn name(&mut self, _: Discard) {}
+    fn open(&mut self, _: bool) {}
+    fn close(&mut self, _: bool, _: bool) {}
+}
+
+/// Builds a [`Value`]. Finished elements and members wait on two shared scratch
+/// stacks; when a container closes its part of the stack moves into one exact-size
+/// `Vec`, so each container costs one allocation.
+#[derive(Default)]
+struct Tree {
+    /// Array elements (and the root value).
+    values: Vec<Value>,
+    /// Object members; a member is pushed with its name and a `null` placeholder.
+    members: Vec<(String, Value)>,
+    /// For each open container, where its elements or members start.
+    starts: Vec<usize>,
+}
+
+impl Tree {
+    #[inline]
+    fn complete(&mut self, v: Value, in_object: bool) {
+        if in_object {
+            if let Some(member) = self.members.last_mut() {
+                member.1 = v;
+            }
+        } else {
+            self.values.push(v);
+        }
+    }
+
+    fn finish(mut self) -> Value {
+        self.values.pop().unwrap_or_default()
+    }
+}
+
+impl Sink for Tree {
+    type Text = String;
+    #[inline]
+    fn literal(&mut self, v: Value, in_object: bool) {
+        self.complete(v, in_object);
+    }
+    #[inline]
+    fn number(&mut self, text: &[u8], in_object: bool) {
+        self.complete(Value::Number(Number::from_checked_bytes(text)), in_object);
+    }
+    #[inline]
+    fn string(&mut self, text: String, in_object: bool) {
+        self.complete(Value::String(text), in_object);
+    }
+    #[inline]
+    fn name(&mut self, name: String) {
+        self.members.push((name, Value::Null));
+    }
+    #[inline]
+    fn open(&mut self, object: bool) {
+        self.starts.push(if object {
+            self.members.len()
+        } else {
+            self.values.len()
+        });
+    }
+    #[inline]
+    fn close(&mut self, object: bool, in_object: bool) {
+        let start = self.starts.pop().unwrap_or_default();
+        let v = if object {
+            let start = start.min(self.members.len());
+            Value::Object(Object::from(
+                self.members.drain(start..).collect::<Vec<_>>(),
+            ))
+        } else {
+            let start = start.min(self.values.len());
+            Value::Array(self.values.drain(start..).collect())
+        };
+        self.complete(v, in_object);
+    }
+}
+
+/// The kinds of the open containers, one bit per level; the first 64 levels
+/// without allocating.
+#[derive(Default)]
+struct Nesting {
+    len: usize,
+    top_word: u64,
+    lower_words: Vec<u64>,
+}
+
+impl Nesting {
+    #[inline]
+    fn push(&mut self, object: bool) {
+        if self.len > 0 && self.len % 64 == 0 {
+            self.lower_words.push(self.top_word);
+            self.top_word = 0;
+        }
+        self.top_word |= (object as u64) << (self.len % 64);
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        if self.len == 0 {
+            return;
+        }
+        self.len -= 1;
+        self.top_word &= !(1 << (self.len % 64));
+        if self.len > 0 && self.len % 64 == 0 {
+            self.top_word = self.lower_words.pop().unwrap_or_default();
+        }
+    }
+
+    #[inline]
+    fn top(&self) -> Option<bool> {
+        let last = self.len.checked_sub(1)?;
+        Some(self.top_word >> (last % 64) & 1 == 1)
+    }
+}
