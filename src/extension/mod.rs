@@ -11,7 +11,7 @@
 //! | input | reply |
 //! |---|---|
 //! | a line that is not JSON | -32700 Parse error, id `null` |
-//! | not a valid request object (see [`rpc`](crate::rpc)) | -32600 Invalid Request, with the id when it could be read |
+//! | not a valid request object (see [the `rpc` module](crate::rpc)) | -32600 Invalid Request, with the id when it could be read |
 //! | a response or something shaped like one | nothing (the extension sends no requests); reported as [`PeerError`] |
 //! | a line over [`Config::max_line_bytes`] | -32600 when an `"id"` is found at its start, else nothing; reported |
 //! | stdin ending in the middle of a line | nothing; reported as [`PeerError::Truncated`] |
