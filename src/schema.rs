@@ -231,42 +231,30 @@ impl<'a> Validator<'a> {
     fn check_bounds(&self, keywords: &Object, n: &Number) -> Result<(), SchemaError> {
         let number = |name| keywords.get(name).and_then(Value::as_number);
         let flag = |name| keywords.get(name).and_then(Value::as_bool).unwrap_or(false);
-        let lower = [
-            (number("minimum"), flag("exclusiveMinimum")),
-            (number("exclusiveMinimum"), true),
+        // Draft 4 writes exclusivity as a boolean beside `minimum`/`maximum`.
+        let lower = if flag("exclusiveMinimum") {
+            Bound::Above
+        } else {
+            Bound::AtLeast
+        };
+        let upper = if flag("exclusiveMaximum") {
+            Bound::Below
+        } else {
+            Bound::AtMost
+        };
+        let bounds = [
+            (number("minimum"), lower),
+            (number("exclusiveMinimum"), Bound::Above),
+            (number("maximum"), upper),
+            (number("exclusiveMaximum"), Bound::Below),
         ];
-        for (bound, exclusive) in lower {
-            let Some(bound) = bound else { continue };
-            let ok = match compare_numbers(n, bound) {
-                Ordering::Greater => true,
-                Ordering::Equal => !exclusive,
-                Ordering::Less => false,
-            };
-            if !ok {
-                let op = if exclusive { ">" } else { ">=" };
+        for (limit, bound) in bounds {
+            let Some(limit) = limit else { continue };
+            if !bound.holds(compare_numbers(n, limit)) {
                 return Err(self.fail(format_args!(
-                    "Expected a number {op} {}, found {}",
-                    PreviewNumber(bound),
-                    PreviewNumber(n)
-                )));
-            }
-        }
-        let upper = [
-            (number("maximum"), flag("exclusiveMaximum")),
-            (number("exclusiveMaximum"), true),
-        ];
-        for (bound, exclusive) in upper {
-            let Some(bound) = bound else { continue };
-            let ok = match compare_numbers(n, bound) {
-                Ordering::Less => true,
-                Ordering::Equal => !exclusive,
-                Ordering::Greater => false,
-            };
-            if !ok {
-                let op = if exclusive { "<" } else { "<=" };
-                return Err(self.fail(format_args!(
-                    "Expected a number {op} {}, found {}",
-                    PreviewNumber(bound),
+                    "Expected a number {} {}, found {}",
+                    bound.symbol(),
+                    PreviewNumber(limit),
                     PreviewNumber(n)
                 )));
             }
@@ -391,6 +379,36 @@ impl<'a> Validator<'a> {
             message.push_str(&path);
         }
         SchemaError { path, message }
+    }
+}
+
+/// How a number must compare with a limit.
+#[derive(Clone, Copy)]
+enum Bound {
+    AtLeast,
+    Above,
+    AtMost,
+    Below,
+}
+
+impl Bound {
+    /// Whether `number.cmp(limit)` satisfies the bound.
+    fn holds(self, ordering: Ordering) -> bool {
+        match self {
+            Bound::AtLeast => ordering.is_ge(),
+            Bound::Above => ordering.is_gt(),
+            Bound::AtMost => ordering.is_le(),
+            Bound::Below => ordering.is_lt(),
+        }
+    }
+
+    fn symbol(self) -> &'static str {
+        match self {
+            Bound::AtLeast => ">=",
+            Bound::Above => ">",
+            Bound::AtMost => "<=",
+            Bound::Below => "<",
+        }
     }
 }
 

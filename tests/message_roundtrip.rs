@@ -1,7 +1,7 @@
 //! Property tests: every Dhara message reads back what it writes
 //! (`from_value(to_value(x)) == x`), and reading never panics on arbitrary values.
 
-use dhara_protocol::json::{Number, Object, Value};
+use dhara_protocol::json::{self, Number, Object, Value};
 use dhara_protocol::message::{
     Content, ExecuteParams, InitializeParams, InitializeResult, Progress, Tool, ToolList,
     ToolResult,
@@ -159,6 +159,22 @@ proptest! {
     fn progress(message in text(), id in proptest::option::of(id())) {
         let x = Progress { message, id };
         prop_assert_eq!(Progress::from_value(x.to_value()), Ok(x));
+    }
+
+    /// Written to bytes and parsed again, a message reads back the same.
+    #[test]
+    fn through_json_text(
+        result in (prop::collection::vec(content(), 0..4), any::<bool>()),
+        tools in prop::collection::vec(tool(), 0..3),
+        progress in (text(), proptest::option::of(id())),
+    ) {
+        let wire = |v: Value| json::parse(&json::to_vec(&v)).expect("written JSON parses");
+        let result = ToolResult { content: result.0, is_error: result.1 };
+        prop_assert_eq!(ToolResult::from_value(wire(result.to_value())), Ok(result));
+        let list = ToolList { tools };
+        prop_assert_eq!(ToolList::from_value(wire(list.to_value())), Ok(list));
+        let progress = Progress { message: progress.0, id: progress.1 };
+        prop_assert_eq!(Progress::from_value(wire(progress.to_value())), Ok(progress));
     }
 
     /// Any value reads as a message or as an error, without panicking; whatever is
