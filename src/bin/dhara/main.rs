@@ -1,2 +1,91 @@
-//! The `dhara` command.
-fn main() {}
+//! `dhara`: run the demo, call an extension's tools, check an extension, or serve the
+//! example extension.
+
+// The commands that use these land with the std driver.
+#[allow(dead_code)]
+mod args;
+#[allow(dead_code)]
+mod png;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+dhara: call and check Dhara extensions (JSON-RPC 2.0 over stdio)
+
+USAGE:
+    dhara demo [--trace]
+    dhara tools [OPTIONS] -- CMD [ARGS...]
+    dhara call TOOL [INPUT_JSON] [OPTIONS] -- CMD [ARGS...]
+    dhara session [OPTIONS] -- CMD [ARGS...]
+    dhara check [OPTIONS] -- CMD [ARGS...]
+    dhara example-extension
+
+COMMANDS:
+    demo               run a short session against the example extension
+    tools              initialize the extension and list its tools
+    call               call one tool (INPUT_JSON defaults to {})
+    session            read {\"tool\": ..., \"input\": ...} lines from stdin, run them
+                       concurrently, print one JSON line per finished call
+    check              check that an extension follows the protocol
+    example-extension  serve the example extension on stdin/stdout
+
+OPTIONS:
+    --timeout DUR   time allowed for each call (default 30s)
+    --grace DUR     time allowed to exit after shutdown, before the kill (default 5s)
+    --cwd DIR       the extension's working directory
+    --json          machine-readable output: one JSON line per result
+    --trace         every message, with direction and time, to stderr
+DUR: 250ms, 2s, 1m, or a bare number of seconds
+
+EXIT STATUS:
+    0 success   1 the tool reported an error (isError)   2 usage error
+    3 JSON-RPC error or protocol violation   4 timeout
+    5 the extension exited or could not be started
+";
+
+/// How a command ended; the process exit code. Later variants are worse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// A result with `isError: false`, or a command that did its job.
+    Success = 0,
+    /// A result with `isError: true`.
+    ToolError = 1,
+    /// The command line was wrong.
+    Usage = 2,
+    /// A JSON-RPC error, or the extension broke the protocol.
+    Protocol = 3,
+    /// A call timed out.
+    Timeout = 4,
+    /// The extension exited early or could not be started.
+    Exited = 5,
+}
+
+impl From<Status> for ExitCode {
+    fn from(status: Status) -> ExitCode {
+        ExitCode::from(status as u8)
+    }
+}
+
+/// Prints a usage mistake and how to get help; returns [`Status::Usage`].
+pub fn usage_error(message: &str) -> Status {
+    eprintln!("dhara: {message}");
+    eprintln!("Run `dhara --help` for usage.");
+    Status::Usage
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((command, rest)) = args.split_first() else {
+        eprint!("{USAGE}");
+        return Status::Usage.into();
+    };
+    let status = match command.as_str() {
+        "-h" | "--help" | "help" => {
+            print!("{USAGE}");
+            Status::Success
+        }
+        other => usage_error(&format!("unknown command `{other}`")),
+    };
+    let _ = rest;
+    status.into()
+}
