@@ -5,7 +5,7 @@
 use alloc::vec::Vec;
 
 use super::Core;
-use super::calls::{CallId, CallKind, EndReason, Match};
+use super::calls::{CallKind, EndReason, Match};
 use super::events::{CallError, Event, Excerpt, PeerError, Reply};
 use crate::frame::Frame;
 use crate::json::{ParseOptions, Reader, Value};
@@ -81,8 +81,8 @@ impl Core {
 
     fn handle_response(&mut self, response: Response) {
         match self.calls.lookup(&response.id) {
-            Match::InFlight(call) => {
-                let result = self.read_reply(call, response.outcome);
+            Match::InFlight(call, kind) => {
+                let result = self.read_reply(kind, response.outcome);
                 self.end_call(call, result, Some(EndReason::Answered));
             }
             Match::Ended(call, ended) => self.report(PeerError::LateResponse { call, ended }),
@@ -97,22 +97,21 @@ impl Core {
     /// (the tools, the extension's name).
     fn read_reply(
         &mut self,
-        call: CallId,
+        kind: CallKind,
         outcome: Result<Value, ErrorObject>,
     ) -> Result<Reply, CallError> {
         let value = outcome.map_err(CallError::Rpc)?;
-        let kind = self.calls.get(call).map(|c| c.kind);
         let reply = match kind {
-            Some(CallKind::Initialize) => InitializeResult::from_value(value).map(|result| {
+            CallKind::Initialize => InitializeResult::from_value(value).map(|result| {
                 self.tools = result.tools.clone();
                 self.server_info = Some((result.name.clone(), result.version.clone()));
                 Reply::Initialized(result)
             }),
-            Some(CallKind::ListTools) => ToolList::from_value(value).map(|list| {
+            CallKind::ListTools => ToolList::from_value(value).map(|list| {
                 self.tools = list.tools.clone();
                 Reply::Tools(list)
             }),
-            Some(CallKind::Execute) | None => ToolResult::from_value(value).map(Reply::Executed),
+            CallKind::Execute => ToolResult::from_value(value).map(Reply::Executed),
         };
         reply.map_err(CallError::InvalidResult)
     }
@@ -143,7 +142,7 @@ impl Core {
     fn handle_progress(&mut self, progress: Progress) {
         let call = match &progress.id {
             Some(id) => match self.calls.lookup(id) {
-                Match::InFlight(call) => Some(call),
+                Match::InFlight(call, _) => Some(call),
                 Match::Ended(..) | Match::Unknown => None,
             },
             None => self.calls.single(),
@@ -183,7 +182,7 @@ impl Core {
     /// once; otherwise it is reported.
     fn handle_too_long(&mut self, id: Option<Id>, line: Excerpt) {
         match id.map(|id| self.calls.lookup(&id)) {
-            Some(Match::InFlight(call)) => {
+            Some(Match::InFlight(call, _)) => {
                 let result = Err(CallError::TooLarge { len: line.len });
                 self.end_call(call, result, Some(EndReason::TooLarge));
             }
