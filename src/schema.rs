@@ -237,16 +237,18 @@ impl<'a> Validator<'a> {
             Some(Value::Array(names)) if !names.is_empty() => names,
             _ => return Ok(()),
         };
-        let mut types = Vec::with_capacity(names.len());
         for name in names {
             match name.as_str().and_then(JsonType::from_name) {
-                Some(t) => types.push(t),
+                // A name that is not a type makes the whole keyword malformed: ignored.
                 None => return Ok(()),
+                Some(t) if t.accepts(instance) => return Ok(()),
+                Some(_) => {}
             }
         }
-        if types.iter().any(|t| t.accepts(instance)) {
-            return Ok(());
-        }
+        let types: Vec<JsonType> = names
+            .iter()
+            .filter_map(|n| n.as_str().and_then(JsonType::from_name))
+            .collect();
         let expected = Listed {
             items: &types,
             last_separator: " or ",
