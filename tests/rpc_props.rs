@@ -1,6 +1,8 @@
 //! Properties of the JSON-RPC 2.0 codec: what is written decodes to the same
-//! messages, batches included, and no input makes the decoder panic.
+//! messages, batches included, through line framing in any chunking, and no input
+//! makes the decoder panic.
 
+use dhara_protocol::frame::{self, Frame, LineDecoder};
 use dhara_protocol::json::{self, Number, Object, Value};
 use dhara_protocol::rpc::{
     DecodeErrorKind, ErrorObject, Id, Incoming, Message, Notification, Request, Response, decode,
@@ -105,6 +107,38 @@ proptest! {
         let expected =
             Incoming::Batch(responses.into_iter().map(|r| Ok(Message::Response(r))).collect());
         prop_assert_eq!(decode(&line), expected);
+    }
+
+    #[test]
+    fn a_written_stream_decodes_to_the_same_messages_in_any_chunking(
+        messages in vec(message(), 1..8),
+        cuts in vec(any::<prop::sample::Index>(), 0..12),
+    ) {
+        let mut stream = Vec::new();
+        for message in &messages {
+            frame::write_line(&mut stream, |buf| write_message(message, buf));
+        }
+        let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut.index(stream.len() + 1)).collect();
+        cuts.push(stream.len());
+        cuts.sort_unstable();
+        let mut decoder = LineDecoder::new();
+        let mut decoded = Vec::new();
+        let mut start = 0;
+        for cut in cuts {
+            decoder.push(&stream[start..cut]);
+            start = cut;
+            while let Some(frame) = decoder.next_frame() {
+                match frame {
+                    Frame::Line(line) => decoded.push(decode(line)),
+                    other => return Err(TestCaseError::fail(format!("unexpected frame {other}"))),
+                }
+            }
+        }
+        decoder.end();
+        prop_assert!(decoder.next_frame().is_none());
+        let expected: Vec<Incoming> =
+            messages.into_iter().map(|m| Incoming::Single(Ok(m))).collect();
+        prop_assert_eq!(decoded, expected);
     }
 
     #[test]
