@@ -814,7 +814,13 @@ fn stdout_closed_while_running_ends_calls_and_shuts_down() {
     let mut s = Session::ready(Config::default());
     let a = s.execute(url("a"));
     s.now = secs(3);
-    s.input(Input::StdoutClosed);
+    s.core.handle_input(s.now, Input::StdoutClosed);
+    // Refused at once, before the next poll.
+    assert_eq!(
+        s.core.execute(s.now, "fetch_url", url("b")),
+        Err(UsageError::ShuttingDown)
+    );
+    s.poll();
     assert_eq!(
         s.take_events(),
         vec![

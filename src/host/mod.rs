@@ -260,8 +260,9 @@ pub struct CallOptions {
 ///   the grace are still delivered. If the exit is not reported when the grace ends,
 ///   [`Output::Kill`] comes, exactly once, and never earlier.
 /// * **Time.** Every command and input carries `now`; an earlier `now` than one seen
-///   before counts as the latest one. Timers due at `now` fire before the bytes handed
-///   in with the same input are decoded, earliest first.
+///   before counts as the latest one. Timers fire in `poll_output`, earliest first:
+///   those due at `now` fire before the bytes handed in with the same input are
+///   decoded. Commands fire none themselves.
 /// * **End of stdout.** The lines already handed in are decoded first (an unfinished
 ///   last line is reported as [`PeerError::Truncated`]); then every pending call ends
 ///   with [`CallError::ExtensionExited`] and, if the process was not already shutting
@@ -271,12 +272,15 @@ pub struct CallOptions {
 ///   Core decodes whatever it was already handed, then ends every pending call with
 ///   [`CallError::ExtensionExited`], then gives [`Event::Closed`], the last event.
 ///   Timers stop at the exit, and input reported after it is ignored.
-/// * **Bounded.** At most `max_in_flight` calls, `recent_ids` remembered ids, and one
-///   line (`max_line_bytes`) buffered. Lines are decoded only when the driver polls
-///   and no event is waiting, so the events queued are those of one line or one timer.
-///   The driver polls until [`Output::Wait`] after every input.
+/// * **Bounded.** At most `max_in_flight` calls and `recent_ids` remembered ids; the
+///   line decoder keeps the bytes handed in and not yet decoded, and never more than
+///   `max_line_bytes` of one line. Lines are decoded only when the driver polls and no
+///   event is waiting, so the events queued are those of one line or one timer. The
+///   driver polls until [`Output::Wait`] after every input.
 /// * **Output.** Bytes to write go to one buffer reused across messages:
-///   [`Output::Transmit`] borrows it and the next `poll_output` clears it.
+///   [`Output::Transmit`] borrows it and the next `poll_output` clears it. The Core
+///   may still send `shutdown` to a process whose stdout has closed; a driver ignores
+///   a write that fails because the process is gone (its exit will be reported).
 #[derive(Debug)]
 pub struct Core {
     config: Config,
@@ -612,13 +616,12 @@ impl Core {
 
     fn check_ready(&self) -> Result<(), UsageError> {
         match self.state {
-            State::Ready if self.stdout_closed || self.shutdown.is_some() => {
-                Err(UsageError::ShuttingDown)
-            }
+            State::Closed => Err(UsageError::Closed),
+            State::ShuttingDown => Err(UsageError::ShuttingDown),
+            // Stdout ended; the shutdown it starts comes with the next poll.
+            _ if self.stdout_closed => Err(UsageError::ShuttingDown),
             State::Ready => Ok(()),
             State::NotStarted | State::Initializing => Err(UsageError::NotReady),
-            State::ShuttingDown => Err(UsageError::ShuttingDown),
-            State::Closed => Err(UsageError::Closed),
         }
     }
 
