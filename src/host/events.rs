@@ -240,9 +240,9 @@ pub enum PeerError {
         /// The start of the unfinished line.
         line: Excerpt,
     },
-    /// A response whose id the Core never issued: an integer it has not used yet, a
-    /// negative or fractional-looking number, a string (even `"1"`: ids are never
-    /// matched by guess), or `null` with a result.
+    /// A response whose id the Core never issued: an integer it has not used yet (or
+    /// zero, or negative), a string (even `"1"`: ids are never matched by guess), or
+    /// `null` with a result.
     UnknownId {
         /// The id as it came.
         id: Id,
