@@ -263,7 +263,7 @@ pub enum PeerError {
         error: ErrorObject,
     },
     /// The extension sent a request. The Core serves none, so it answered `-32601`
-    /// (Method not found).
+    /// (Method not found), unless the process had already exited.
     UnexpectedRequest {
         /// The request's id (echoed in the answer).
         id: Id,

@@ -271,7 +271,8 @@ pub struct CallOptions {
 ///   before [`Input::Exited`], so no reply written just before the exit is lost. The
 ///   Core decodes whatever it was already handed, then ends every pending call with
 ///   [`CallError::ExtensionExited`], then gives [`Event::Closed`], the last event.
-///   Timers stop at the exit, and input reported after it is ignored.
+///   Timers stop at the exit, nothing more is written (not even the answer to a
+///   request decoded after it), and input reported after it is ignored.
 /// * **Bounded.** At most `max_in_flight` calls and `recent_ids` remembered ids; the
 ///   line decoder keeps the bytes handed in and not yet decoded, and never more than
 ///   `max_line_bytes` of one line. Lines are decoded only when the driver polls and no
@@ -686,10 +687,12 @@ impl Core {
         self.events.push_back(Event::ShuttingDown { reason });
     }
 
-    /// Appends one line to the output buffer.
+    /// Appends one line to the output buffer; nothing once the process has exited.
     fn send(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
         self.reclaim_output();
-        frame::write_line(&mut self.out, write);
+        if self.exit.is_none() {
+            frame::write_line(&mut self.out, write);
+        }
     }
 
     /// Clears the output buffer once the driver has had it.
