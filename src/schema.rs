@@ -1,1 +1,818 @@
 //! Validation of tool input against a tool's declared `inputSchema` (a JSON Schema subset).
+//!
+//! The Extension endpoint uses [`validate`] to answer a bad `tools/execute` with
+//! -32602, and the Core can use it to refuse a bad call before it crosses the pipe.
+//!
+//! ```
+//! use dhara_protocol::json::{Object, Value};
+//! use dhara_protocol::schema::validate;
+//!
+//! // {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}
+//! let url = Value::Object(Object::from_iter([("type", Value::from("string"))]));
+//! let schema = Value::Object(Object::from_iter([
+//!     ("type", Value::from("object")),
+//!     ("properties", Value::Object(Object::from_iter([("url", url)]))),
+//!     ("required", Value::from(vec!["url"])),
+//! ]));
+//!
+//! let err = validate(&schema, &Value::Object(Object::new())).unwrap_err();
+//! assert_eq!(err.message(), "Missing required parameter 'url'");
+//! assert_eq!(err.path(), "$");
+//!
+//! let input = Value::Object(Object::from_iter([("url", Value::from(7))]));
+//! let err = validate(&schema, &input).unwrap_err();
+//! assert_eq!(err.path(), "$.url");
+//! assert_eq!(err.message(), "Expected string, found number at $.url");
+//! ```
+//!
+//! # Keywords
+//!
+//! | keyword | applies to | meaning |
+//! |---|---|---|
+//! | `type` | any | a type name or an array of them (a union); `integer` accepts any number with an integral value, such as `1.0` or `1e2` |
+//! | `enum`, `const` | any | equality: numbers by value (`1 == 1.0`), objects as unordered maps (last duplicate wins), arrays element by element |
+//! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` | numbers | compared exactly, by decimal value, whatever their size; a boolean `exclusiveMinimum`/`exclusiveMaximum` (draft 4) makes `minimum`/`maximum` exclusive |
+//! | `minLength`, `maxLength` | strings | counted in Unicode scalar values |
+//! | `items`, `prefixItems`, `additionalItems`, `minItems`, `maxItems` | arrays | `items` as a schema applies to every element; `items` as an array (or `prefixItems`) applies by position, and `additionalItems` (or `items` beside `prefixItems`) to the rest |
+//! | `properties`, `required`, `additionalProperties` | objects | `additionalProperties` is a boolean or a schema for the members `properties` does not name; it is not applied when `patternProperties` is present, since patterns are not evaluated |
+//!
+//! A schema `true` or `{}` accepts everything and `false` rejects everything. Every
+//! other keyword (`$ref`, `pattern`, `format`, `allOf`, ...) is ignored, and so is a
+//! keyword whose value has the wrong shape (a `type` naming an unknown type, a
+//! `required` that is not an array, a schema that is neither an object nor a
+//! boolean): a tool with a sloppy schema stays callable.
+//!
+//! Every member of an input object is checked, including earlier duplicates of a name
+//! that a lookup would shadow.
+//!
+//! # Errors
+//!
+//! Validation stops at the first error, found in a fixed order: at each value `type`,
+//! `enum`, `const`, then the bounds for its type, then for an array its elements in
+//! order, and for an object its `required` members in the order the schema lists them,
+//! then its members in input order. The same schema and input always give the same
+//! error.
+//!
+//! [`SchemaError::path`] names the offending value: `$` for the input itself, then
+//! `.name` for a member whose name is an identifier (`[A-Za-z_][A-Za-z0-9_]*`),
+//! `["any name"]` (a JSON string) for other names, and `[2]` for an array element:
+//! `$.items[2].name`. For a missing or an unexpected member the path names the object
+//! that holds it. [`SchemaError::message`] is a sentence a person or an LLM can act
+//! on; at the root it names the parameter (`Missing required parameter 'url'`), and
+//! deeper it ends with `at` and the path (`Missing required property 'host' at
+//! $.server`). Values quoted in messages are cut at 40 characters, and an `enum`
+//! lists at most 10 of its values, so a message stays short whatever the input.
+//!
+//! # Depth
+//!
+//! The validator walks the input depth first with an explicit stack of the arrays and
+//! objects it is inside, not by recursion, so it uses the same native stack whatever
+//! the nesting. It descends only where the schema has a schema for the children, so
+//! its depth is bounded by the schema's own nesting, and it stops with an error at
+//! [`MAX_DEPTH`] levels. Equality for `enum` and `const` also uses a work list. No
+//! input or schema, however deep, can overflow the stack.
+//!
+//! Numbers are compared by their exact decimal text; exponents beyond ±10^30 are
+//! taken as ±10^30. The time taken is at most proportional to the size of the input
+//! times the size of the schema (and a logarithm, for objects compared by `enum` or
+//! `const`).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cmp::Ordering;
+use core::fmt::{self, Write};
+
+use crate::json::{Number, Object, Value};
+
+/// The deepest level of nesting the validator descends to; an input that the schema
+/// makes it descend further is rejected with an error at that level.
+pub const MAX_DEPTH: usize = 128;
+
+/// Why an input does not match a schema: the path of the offending value and a message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaError {
+    path: String,
+    message: String,
+}
+
+impl SchemaError {
+    /// The path of the offending value, such as `$.items[2].name`, or `$` for the
+    /// input itself (see the [module docs](self) for the notation).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// A sentence saying what is wrong, such as `Missing required parameter 'url'`.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for SchemaError {}
+
+/// Checks `instance` against `schema`; the first error, if any (see the
+/// [module docs](self) for the keywords and the order).
+pub fn validate(schema: &Value, instance: &Value) -> Result<(), SchemaError> {
+    let mut v = Validator {
+        path: Vec::new(),
+        frames: Vec::new(),
+    };
+    v.visit(schema, instance)?;
+    // Depth first, children in order: the explicit form of the obvious recursion.
+    while let Some(frame) = v.frames.last_mut() {
+        match frame.next_child() {
+            Some(Child::Check(step, schema, instance)) => {
+                v.path.push(step);
+                let depth = v.frames.len();
+                v.visit(schema, instance)?;
+                if v.frames.len() == depth {
+                    // A value without children to check: back to its parent.
+                    v.path.pop();
+                }
+            }
+            Some(Child::Unexpected(name)) => return Err(v.fail_member("Unexpected", name)),
+            None => {
+                v.frames.pop();
+                v.path.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One step of a path: a member name or an array index.
+enum Step<'a> {
+    Member(&'a str),
+    Element(usize),
+}
+
+struct Validator<'a> {
+    /// Where the value being checked sits in the input.
+    path: Vec<Step<'a>>,
+    /// The arrays and objects whose children are being checked, outermost first; the
+    /// innermost one is the value at `path`. At most [`MAX_DEPTH`] long.
+    frames: Vec<Frame<'a>>,
+}
+
+/// The children of one array or object still to check, with the schemas that apply.
+enum Frame<'a> {
+    Elements {
+        elements: core::iter::Enumerate<core::slice::Iter<'a, Value>>,
+        by_position: &'a [Value],
+        rest: Option<&'a Value>,
+    },
+    Members {
+        members: core::slice::Iter<'a, (String, Value)>,
+        properties: Option<&'a Object>,
+        additional: Option<&'a Value>,
+    },
+}
+
+/// What to do with the next child of a [`Frame`].
+enum Child<'a> {
+    /// Check this value against this schema.
+    Check(Step<'a>, &'a Value, &'a Value),
+    /// This member is not allowed (`additionalProperties: false`).
+    Unexpected(&'a str),
+}
+
+impl<'a> Frame<'a> {
+    /// The next child a schema applies to; `None` when all are checked.
+    fn next_child(&mut self) -> Option<Child<'a>> {
+        match self {
+            Frame::Elements {
+                elements,
+                by_position,
+                rest,
+            } => elements.find_map(|(index, element)| {
+                let schema = by_position.get(index).or(*rest)?;
+                Some(Child::Check(Step::Element(index), schema, element))
+            }),
+            Frame::Members {
+                members,
+                properties,
+                additional,
+            } => members.find_map(|(name, value)| {
+                match (properties.and_then(|p| p.get(name)), *additional) {
+                    (Some(schema), _) => Some(Child::Check(Step::Member(name), schema, value)),
+                    (None, Some(Value::Bool(false))) => Some(Child::Unexpected(name)),
+                    (None, Some(schema)) => Some(Child::Check(Step::Member(name), schema, value)),
+                    (None, None) => None,
+                }
+            }),
+        }
+    }
+}
+
+impl<'a> Validator<'a> {
+    /// Checks the keywords of `schema` that apply to `instance` itself, and, when its
+    /// elements or members have schemas to check, pushes a [`Frame`] for them.
+    fn visit(&mut self, schema: &'a Value, instance: &'a Value) -> Result<(), SchemaError> {
+        let keywords = match schema {
+            Value::Object(keywords) => keywords,
+            Value::Bool(false) => return Err(self.fail(format_args!("Value not allowed"))),
+            _ => return Ok(()),
+        };
+        if self.path.len() >= MAX_DEPTH {
+            return Err(self.fail(format_args!(
+                "Input nested more than {MAX_DEPTH} levels deep"
+            )));
+        }
+        self.check_type(keywords, instance)?;
+        self.check_enum(keywords, instance)?;
+        self.check_const(keywords, instance)?;
+        match instance {
+            Value::Number(n) => self.check_bounds(keywords, n),
+            Value::String(s) => self.check_length(keywords, s),
+            Value::Array(elements) => self.check_array(keywords, elements),
+            Value::Object(members) => self.check_object(keywords, members),
+            Value::Null | Value::Bool(_) => Ok(()),
+        }
+    }
+
+    fn check_type(&self, keywords: &Object, instance: &Value) -> Result<(), SchemaError> {
+        let names: &[Value] = match keywords.get("type") {
+            Some(name @ Value::String(_)) => core::slice::from_ref(name),
+            Some(Value::Array(names)) if !names.is_empty() => names,
+            _ => return Ok(()),
+        };
+        for name in names {
+            match name.as_str().and_then(JsonType::from_name) {
+                // A name that is not a type makes the whole keyword malformed: ignored.
+                None => return Ok(()),
+                Some(t) if t.accepts(instance) => return Ok(()),
+                Some(_) => {}
+            }
+        }
+        let types: Vec<JsonType> = names
+            .iter()
+            .filter_map(|n| n.as_str().and_then(JsonType::from_name))
+            .collect();
+        let expected = Listed {
+            items: &types,
+            last_separator: " or ",
+            limit: types.len(),
+        };
+        match instance {
+            // A number refused by `integer`: show which number.
+            Value::Number(n) if types.iter().any(|t| matches!(t, JsonType::Integer)) => Err(self
+                .fail(format_args!(
+                    "Expected {expected}, found {}",
+                    PreviewNumber(n)
+                ))),
+            _ => Err(self.fail(format_args!(
+                "Expected {expected}, found {}",
+                instance.type_name()
+            ))),
+        }
+    }
+
+    fn check_enum(&self, keywords: &Object, instance: &Value) -> Result<(), SchemaError> {
+        let Some(Value::Array(allowed)) = keywords.get("enum") else {
+            return Ok(());
+        };
+        if allowed.iter().any(|a| json_equal(a, instance)) {
+            return Ok(());
+        }
+        let previews: Vec<Preview<'_>> = allowed.iter().map(Preview).collect();
+        let listed = Listed {
+            items: &previews,
+            last_separator: " or ",
+            limit: 10,
+        };
+        Err(self.fail(format_args!(
+            "Expected one of {listed}, found {}",
+            Preview(instance)
+        )))
+    }
+
+    fn check_const(&self, keywords: &Object, instance: &Value) -> Result<(), SchemaError> {
+        match keywords.get("const") {
+            Some(expected) if !json_equal(expected, instance) => Err(self.fail(format_args!(
+                "Expected {}, found {}",
+                Preview(expected),
+                Preview(instance)
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_bounds(&self, keywords: &Object, n: &Number) -> Result<(), SchemaError> {
+        let number = |name| keywords.get(name).and_then(Value::as_number);
+        let flag = |name| keywords.get(name).and_then(Value::as_bool).unwrap_or(false);
+        // Draft 4 writes exclusivity as a boolean beside `minimum`/`maximum`.
+        let lower = if flag("exclusiveMinimum") {
+            Bound::Above
+        } else {
+            Bound::AtLeast
+        };
+        let upper = if flag("exclusiveMaximum") {
+            Bound::Below
+        } else {
+            Bound::AtMost
+        };
+        let bounds = [
+            (number("minimum"), lower),
+            (number("exclusiveMinimum"), Bound::Above),
+            (number("maximum"), upper),
+            (number("exclusiveMaximum"), Bound::Below),
+        ];
+        for (limit, bound) in bounds {
+            let Some(limit) = limit else { continue };
+            if !bound.holds(compare_numbers(n, limit)) {
+                return Err(self.fail(format_args!(
+                    "Expected a number {} {}, found {}",
+                    bound.symbol(),
+                    PreviewNumber(limit),
+                    PreviewNumber(n)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_length(&self, keywords: &Object, s: &str) -> Result<(), SchemaError> {
+        self.check_count(
+            keywords,
+            "minLength",
+            "maxLength",
+            "character",
+            s.chars().count(),
+        )
+    }
+
+    /// Checks a count against a pair of `min…`/`max…` keywords.
+    fn check_count(
+        &self,
+        keywords: &Object,
+        min: &str,
+        max: &str,
+        unit: &str,
+        count: usize,
+    ) -> Result<(), SchemaError> {
+        let count = count as u64;
+        let limit = |name| keywords.get(name).and_then(Value::as_u64);
+        let plural = |n: u64| if n == 1 { "" } else { "s" };
+        if let Some(min) = limit(min).filter(|&min| count < min) {
+            return Err(self.fail(format_args!(
+                "Expected at least {min} {unit}{}, found {count}",
+                plural(min)
+            )));
+        }
+        if let Some(max) = limit(max).filter(|&max| count > max) {
+            return Err(self.fail(format_args!(
+                "Expected at most {max} {unit}{}, found {count}",
+                plural(max)
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_array(
+        &mut self,
+        keywords: &'a Object,
+        elements: &'a [Value],
+    ) -> Result<(), SchemaError> {
+        self.check_count(keywords, "minItems", "maxItems", "item", elements.len())?;
+        let (by_position, rest): (&[Value], Option<&Value>) =
+            match (keywords.get("prefixItems"), keywords.get("items")) {
+                (Some(Value::Array(prefix)), rest) => (prefix, rest),
+                (_, Some(Value::Array(tuple))) => (tuple, keywords.get("additionalItems")),
+                (_, rest) => (&[], rest),
+            };
+        if !elements.is_empty() && (!by_position.is_empty() || rest.is_some()) {
+            let elements = elements.iter().enumerate();
+            self.frames.push(Frame::Elements {
+                elements,
+                by_position,
+                rest,
+            });
+        }
+        Ok(())
+    }
+
+    fn check_object(
+        &mut self,
+        keywords: &'a Object,
+        members: &'a Object,
+    ) -> Result<(), SchemaError> {
+        if let Some(Value::Array(required)) = keywords.get("required") {
+            for name in required.iter().filter_map(Value::as_str) {
+                if !members.contains_key(name) {
+                    return Err(self.fail_member("Missing required", name));
+                }
+            }
+        }
+        let properties = keywords.get("properties").and_then(Value::as_object);
+        let additional = match keywords.get("patternProperties") {
+            Some(Value::Object(patterns)) if !patterns.is_empty() => None,
+            _ => keywords.get("additionalProperties"),
+        };
+        if !members.is_empty() && (properties.is_some() || additional.is_some()) {
+            let members = members.iter();
+            self.frames.push(Frame::Members {
+                members,
+                properties,
+                additional,
+            });
+        }
+        Ok(())
+    }
+
+    /// An error about the member `name` of the object being checked: a parameter at
+    /// the root, a property deeper.
+    fn fail_member(&self, what: &str, name: &str) -> SchemaError {
+        let kind = if self.path.is_empty() {
+            "parameter"
+        } else {
+            "property"
+        };
+        self.fail(format_args!("{what} {kind} '{}'", Truncated(name)))
+    }
+
+    /// An error at the current path: `description`, followed by ` at <path>` below
+    /// the root.
+    fn fail(&self, description: fmt::Arguments<'_>) -> SchemaError {
+        let mut path = String::from("$");
+        for step in &self.path {
+            let _ = match step {
+                Step::Member(name) if is_identifier(name) => write!(path, ".{name}"),
+                Step::Member(name) => write!(path, "[{}]", Quoted(name, usize::MAX)),
+                Step::Element(index) => write!(path, "[{index}]"),
+            };
+        }
+        let mut message = String::new();
+        let _ = message.write_fmt(description);
+        if !self.path.is_empty() {
+            message.push_str(" at ");
+            message.push_str(&path);
+        }
+        SchemaError { path, message }
+    }
+}
+
+/// How a number must compare with a limit.
+#[derive(Clone, Copy)]
+enum Bound {
+    AtLeast,
+    Above,
+    AtMost,
+    Below,
+}
+
+impl Bound {
+    /// Whether `number.cmp(limit)` satisfies the bound.
+    fn holds(self, ordering: Ordering) -> bool {
+        match self {
+            Bound::AtLeast => ordering.is_ge(),
+            Bound::Above => ordering.is_gt(),
+            Bound::AtMost => ordering.is_le(),
+            Bound::Below => ordering.is_lt(),
+        }
+    }
+
+    fn symbol(self) -> &'static str {
+        match self {
+            Bound::AtLeast => ">=",
+            Bound::Above => ">",
+            Bound::AtMost => "<=",
+            Bound::Below => "<",
+        }
+    }
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The JSON Schema type names.
+#[derive(Clone, Copy)]
+enum JsonType {
+    Null,
+    Boolean,
+    Object,
+    Array,
+    Number,
+    Integer,
+    String,
+}
+
+impl JsonType {
+    fn from_name(name: &str) -> Option<JsonType> {
+        Some(match name {
+            "null" => JsonType::Null,
+            "boolean" => JsonType::Boolean,
+            "object" => JsonType::Object,
+            "array" => JsonType::Array,
+            "number" => JsonType::Number,
+            "integer" => JsonType::Integer,
+            "string" => JsonType::String,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            JsonType::Null => "null",
+            JsonType::Boolean => "boolean",
+            JsonType::Object => "object",
+            JsonType::Array => "array",
+            JsonType::Number => "number",
+            JsonType::Integer => "integer",
+            JsonType::String => "string",
+        }
+    }
+
+    fn accepts(self, value: &Value) -> bool {
+        match (self, value) {
+            (JsonType::Integer, Value::Number(n)) => Decimal::of(n).is_integral(),
+            _ => self.name() == value.type_name(),
+        }
+    }
+}
+
+impl fmt::Display for JsonType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Equality for `enum` and `const`.
+// ---------------------------------------------------------------------------
+
+/// JSON equality: numbers by value, objects as unordered maps (the last member of a
+/// repeated name counts), arrays element by element. Uses a work list, not recursion.
+fn json_equal(a: &Value, b: &Value) -> bool {
+    let mut pending = alloc::vec![(a, b)];
+    while let Some(pair) = pending.pop() {
+        match pair {
+            (Value::Null, Value::Null) => {}
+            (Value::Bool(x), Value::Bool(y)) if x == y => {}
+            (Value::Number(x), Value::Number(y)) if compare_numbers(x, y).is_eq() => {}
+            (Value::String(x), Value::String(y)) if x == y => {}
+            (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+                pending.extend(x.iter().zip(y.iter()));
+            }
+            (Value::Object(x), Value::Object(y)) => {
+                let (x, y) = (effective_members(x), effective_members(y));
+                if x.len() != y.len() || x.iter().zip(&y).any(|((m, _), (n, _))| m != n) {
+                    return false;
+                }
+                pending.extend(x.into_iter().zip(y).map(|((_, u), (_, v))| (u, v)));
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// The members of an object sorted by name, keeping only the last of a repeated name.
+fn effective_members(object: &Object) -> Vec<(&str, &Value)> {
+    let mut members: Vec<(&str, &Value)> = object.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    // Stable: members of one name stay in input order, so the last one is the one that
+    // counts.
+    members.sort_by(|a, b| a.0.cmp(b.0));
+    let mut effective: Vec<(&str, &Value)> = Vec::with_capacity(members.len());
+    for member in members {
+        match effective.last_mut() {
+            Some(last) if last.0 == member.0 => *last = member,
+            _ => effective.push(member),
+        }
+    }
+    effective
+}
+
+// ---------------------------------------------------------------------------
+// Exact comparison of JSON numbers by decimal value.
+// ---------------------------------------------------------------------------
+
+/// Exponents are read up to this magnitude; beyond it, numbers whose exponents differ
+/// compare as if they were equal in exponent.
+const EXPONENT_CAP: i128 = 1_000_000_000_000_000_000_000_000_000;
+
+/// A number as `±0.d₁d₂…dₖ × 10^scale`, with the significant digits `head ++ tail`
+/// (no leading or trailing zeros). No digits means zero.
+struct Decimal<'a> {
+    negative: bool,
+    head: &'a [u8],
+    tail: &'a [u8],
+    scale: i128,
+}
+
+impl<'a> Decimal<'a> {
+    fn of(n: &'a Number) -> Decimal<'a> {
+        let text = n.as_str().as_bytes();
+        let (negative, text) = match text.split_first() {
+            Some((b'-', rest)) => (true, rest),
+            _ => (false, text),
+        };
+        let (mantissa, exponent) = text.split_at(
+            text.iter()
+                .position(|b| matches!(b, b'e' | b'E'))
+                .unwrap_or(text.len()),
+        );
+        let (int, frac) = mantissa.split_at(
+            mantissa
+                .iter()
+                .position(|&b| b == b'.')
+                .unwrap_or(mantissa.len()),
+        );
+        let frac = frac.get(1..).unwrap_or_default();
+        let exponent = exponent.get(1..).unwrap_or_default();
+        let (exponent_negative, exponent_digits) = match exponent.split_first() {
+            Some((b'-', rest)) => (true, rest),
+            Some((b'+', rest)) => (false, rest),
+            _ => (false, exponent),
+        };
+        let mut exp: i128 = 0;
+        for d in exponent_digits.iter().filter(|d| d.is_ascii_digit()) {
+            exp = (exp * 10 + i128::from(d - b'0')).min(EXPONENT_CAP);
+        }
+        if exponent_negative {
+            exp = -exp;
+        }
+        let mut d = Decimal {
+            negative,
+            head: int,
+            tail: frac,
+            scale: int.len() as i128 + exp,
+        };
+        d.strip_zeros();
+        d
+    }
+
+    fn strip_zeros(&mut self) {
+        while let Some((b'0', rest)) = self.head.split_first() {
+            self.head = rest;
+            self.scale -= 1;
+        }
+        if self.head.is_empty() {
+            while let Some((b'0', rest)) = self.tail.split_first() {
+                self.tail = rest;
+                self.scale -= 1;
+            }
+        }
+        while let Some((b'0', rest)) = self.tail.split_last() {
+            self.tail = rest;
+        }
+        if self.tail.is_empty() {
+            while let Some((b'0', rest)) = self.head.split_last() {
+                self.head = rest;
+            }
+        }
+    }
+
+    fn is_zero(&self) -> bool {
+        self.head.is_empty() && self.tail.is_empty()
+    }
+
+    fn is_integral(&self) -> bool {
+        self.is_zero() || (self.head.len() + self.tail.len()) as i128 <= self.scale
+    }
+
+    fn signum(&self) -> i8 {
+        match (self.is_zero(), self.negative) {
+            (true, _) => 0,
+            (false, true) => -1,
+            (false, false) => 1,
+        }
+    }
+
+    fn digits(&self) -> impl Iterator<Item = &u8> {
+        self.head.iter().chain(self.tail.iter())
+    }
+}
+
+/// Compares two JSON numbers by their exact decimal value (`1 == 1.0 == 10e-1`).
+fn compare_numbers(a: &Number, b: &Number) -> Ordering {
+    let (a, b) = (Decimal::of(a), Decimal::of(b));
+    let by_sign = a.signum().cmp(&b.signum());
+    if by_sign.is_ne() || a.is_zero() {
+        return by_sign;
+    }
+    let magnitude = a
+        .scale
+        .cmp(&b.scale)
+        .then_with(|| a.digits().cmp(b.digits()));
+    if a.negative {
+        magnitude.reverse()
+    } else {
+        magnitude
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Bounded previews of values for messages.
+// ---------------------------------------------------------------------------
+
+/// Longest text of a string, a name or a number shown in a message, in characters.
+const PREVIEW_CHARS: usize = 40;
+
+/// A short form of a value: scalars as JSON (long strings and numbers cut with `…`),
+/// arrays and objects by their size.
+struct Preview<'a>(&'a Value);
+
+impl fmt::Display for Preview<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Value::Null => f.write_str("null"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Number(n) => write!(f, "{}", PreviewNumber(n)),
+            Value::String(s) => write!(f, "{}", Quoted(s, PREVIEW_CHARS)),
+            Value::Array(a) => write!(
+                f,
+                "an array of {} item{}",
+                a.len(),
+                if a.len() == 1 { "" } else { "s" }
+            ),
+            Value::Object(o) => write!(
+                f,
+                "an object with {} member{}",
+                o.len(),
+                if o.len() == 1 { "" } else { "s" }
+            ),
+        }
+    }
+}
+
+struct PreviewNumber<'a>(&'a Number);
+
+impl fmt::Display for PreviewNumber<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", Truncated(self.0.as_str()))
+    }
+}
+
+/// Text cut to [`PREVIEW_CHARS`] characters, with `…` when cut.
+struct Truncated<'a>(&'a str);
+
+impl fmt::Display for Truncated<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.char_indices().nth(PREVIEW_CHARS) {
+            Some((end, _)) => write!(f, "{}…", self.0.get(..end).unwrap_or_default()),
+            None => f.write_str(self.0),
+        }
+    }
+}
+
+/// A string as a JSON string literal, cut after `limit` characters (with `…` inside
+/// the quotes when cut).
+struct Quoted<'a>(&'a str, usize);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_char('"')?;
+        for (count, c) in self.0.chars().enumerate() {
+            if count == self.1 {
+                f.write_char('…')?;
+                break;
+            }
+            match c {
+                '"' => f.write_str("\\\"")?,
+                '\\' => f.write_str("\\\\")?,
+                '\n' => f.write_str("\\n")?,
+                '\r' => f.write_str("\\r")?,
+                '\t' => f.write_str("\\t")?,
+                c if u32::from(c) < 0x20 => write!(f, "\\u{:04x}", u32::from(c))?,
+                c => f.write_char(c)?,
+            }
+        }
+        f.write_char('"')
+    }
+}
+
+/// A list such as `a, b or c`, showing at most `limit` items and then `…`.
+struct Listed<'a, T> {
+    items: &'a [T],
+    last_separator: &'a str,
+    limit: usize,
+}
+
+impl<T: fmt::Display> fmt::Display for Listed<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown = self.items.len().min(self.limit);
+        for (i, item) in self.items.iter().take(shown).enumerate() {
+            if i > 0 {
+                let last = i + 1 == self.items.len();
+                f.write_str(if last { self.last_separator } else { ", " })?;
+            }
+            write!(f, "{item}")?;
+        }
+        if shown < self.items.len() {
+            write!(f, ", … ({} in all)", self.items.len())?;
+        }
+        Ok(())
+    }
+}

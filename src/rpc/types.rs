@@ -1,6 +1,8 @@
 //! The JSON-RPC 2.0 message model.
 
 use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
 
 use crate::json::{Number, Value};
 
@@ -171,3 +173,118 @@ impl ErrorObject {
         self
     }
 }
+
+impl Id {
+    /// The id as a `u64`, for a non-negative integer id in range.
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Id::Number(n) => n.as_u64(),
+            _ => None,
+        }
+    }
+
+    /// The id as an `i64`, for an integer id in range.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Id::Number(n) => n.as_i64(),
+            _ => None,
+        }
+    }
+
+    /// The string, for a string id.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Id::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// `true` for the `null` id.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Id::Null)
+    }
+}
+
+impl fmt::Display for Id {
+    /// Writes the id as JSON: `7`, `"abc"` (quoted and escaped) or `null`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut text = Vec::new();
+        super::encode::write_id(self, &mut text);
+        f.write_str(core::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+    }
+}
+
+impl Message {
+    /// The id of a request or a response; `None` for a notification.
+    pub fn id(&self) -> Option<&Id> {
+        match self {
+            Message::Request(r) => Some(&r.id),
+            Message::Notification(_) => None,
+            Message::Response(r) => Some(&r.id),
+        }
+    }
+
+    /// The method of a request or a notification; `None` for a response.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Message::Request(r) => Some(&r.method),
+            Message::Notification(n) => Some(&n.method),
+            Message::Response(_) => None,
+        }
+    }
+}
+
+impl Response {
+    /// A successful response.
+    pub fn result(id: Id, result: Value) -> Response {
+        Response {
+            id,
+            outcome: Ok(result),
+        }
+    }
+
+    /// An error response.
+    pub fn error(id: Id, error: ErrorObject) -> Response {
+        Response {
+            id,
+            outcome: Err(error),
+        }
+    }
+}
+
+impl ErrorCode {
+    /// The specification's name for the code: `"Parse error"`, `"Invalid Request"`,
+    /// `"Method not found"`, `"Invalid params"`, `"Internal error"` or `"Server error"`;
+    /// `None` for other codes.
+    pub const fn name(self) -> Option<&'static str> {
+        match self {
+            ErrorCode::ParseError => Some("Parse error"),
+            ErrorCode::InvalidRequest => Some("Invalid Request"),
+            ErrorCode::MethodNotFound => Some("Method not found"),
+            ErrorCode::InvalidParams => Some("Invalid params"),
+            ErrorCode::InternalError => Some("Internal error"),
+            ErrorCode::ServerError(_) => Some("Server error"),
+            ErrorCode::Reserved(_) | ErrorCode::Application(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    /// The integer code, then its name when it has one: `-32601 (Method not found)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(name) => write!(f, "{} ({name})", self.code()),
+            None => write!(f, "{}", self.code()),
+        }
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    /// The message, then the code: `Method not found (code -32601)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code.code())
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for ErrorObject {}

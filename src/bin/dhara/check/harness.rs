@@ -1,0 +1,414 @@
+//! A raw harness around one extension process.
+//!
+//! The checker must send what a well-behaved Core never sends (lines that are not
+//! JSON, invalid requests, string ids), so it does not go through the Core endpoint:
+//! it writes lines itself and reads the replies line by line. The process is driven
+//! the way every driver must drive one: stderr drained by its own thread (a full
+//! stderr pipe blocks the child), stdout read by another thread into a channel, so
+//! every wait here is bounded.
+
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use dhara_protocol::frame::{self, Frame, LineDecoder};
+use dhara_protocol::json::Value;
+use dhara_protocol::rpc::{self, DecodeError, Id, Incoming, Message, Response};
+
+/// How many of the extension's last stderr lines are kept for the report.
+const STDERR_TAIL_LINES: usize = 12;
+/// How many characters of a line are shown in a report or a trace.
+const SHOWN_CHARS: usize = 200;
+/// How often a waiting exit is polled.
+const EXIT_POLL: Duration = Duration::from_millis(10);
+
+/// Prints every line, with its direction and the time since the check began, to
+/// stderr (`--trace`).
+#[derive(Clone)]
+pub struct Trace {
+    start: Instant,
+    enabled: bool,
+}
+
+impl Trace {
+    /// A trace that prints only when `enabled`.
+    pub fn new(enabled: bool) -> Trace {
+        Trace {
+            start: Instant::now(),
+            enabled,
+        }
+    }
+
+    /// Prints one line: `process`, `direction` (`->` sent, `<-` received, `!!` the
+    /// extension's stderr, `..` what happened to the process) and the text.
+    fn line(&self, process: usize, direction: &str, text: &[u8]) {
+        if self.enabled {
+            let t = self.start.elapsed().as_secs_f64();
+            eprintln!(
+                "{t:9.3}s [{process}] {direction} {}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+}
+
+/// What the stdout thread hands over.
+enum StdoutItem {
+    /// One complete line, without its ending.
+    Line(Vec<u8>),
+    /// A framing error (an oversized line, a truncated last line).
+    Error(String),
+    /// Stdout ended (or could not be read any more).
+    Closed,
+}
+
+/// What a wait for a reply ended with.
+pub enum Reply {
+    /// A single response.
+    Response(Response),
+    /// A line holding an array: the replies to a batch.
+    Batch(Vec<Result<Message, DecodeError>>),
+    /// A line that should have been a response but is not a valid one.
+    Invalid(String),
+    /// Nothing arrived in time.
+    TimedOut,
+    /// Stdout ended: the extension can no longer answer.
+    Closed,
+}
+
+/// How a wait for the process to exit ended.
+pub enum Exit {
+    /// It exited, with this code (`None`: killed by a signal).
+    Exited(Option<i32>),
+    /// It was still running when the wait ended.
+    Running,
+}
+
+/// One running extension process.
+pub struct Process {
+    number: usize,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Receiver<StdoutItem>,
+    stdout_open: bool,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    trace: Trace,
+    /// Ids of the requests sent before the latest one: a reply carrying one of them
+    /// is late (or a duplicate), never the answer to the latest request.
+    earlier_ids: Vec<Id>,
+    latest_id: Option<Id>,
+    exit: Option<Option<i32>>,
+    /// Lines on stdout that are not JSON-RPC messages (logs, garbage).
+    pub noise: Vec<String>,
+    /// Replies that answered no request the checker was waiting on.
+    pub strays: Vec<String>,
+}
+
+impl Process {
+    /// Starts `command` in `cwd`, with all three standard streams piped.
+    pub fn spawn(
+        number: usize,
+        command: &[String],
+        cwd: &Path,
+        trace: &Trace,
+    ) -> Result<Process, String> {
+        let (program, args) = command.split_first().ok_or("no command given")?;
+        let mut child = Command::new(program)
+            .args(args)
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    format!("cannot start `{program}`: command not found")
+                }
+                _ => format!("cannot start `{program}`: {e}"),
+            })?;
+        trace.line(
+            number,
+            "..",
+            format!("started {}", command.join(" ")).as_bytes(),
+        );
+
+        let (tx, stdout) = mpsc::channel();
+        if let Some(out) = child.stdout.take() {
+            thread::spawn(move || read_stdout(out, tx));
+        }
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+        if let Some(err) = child.stderr.take() {
+            let tail = Arc::clone(&stderr_tail);
+            let trace = trace.clone();
+            thread::spawn(move || drain_stderr(err, number, &trace, &tail));
+        }
+        Ok(Process {
+            number,
+            stdin: child.stdin.take(),
+            child,
+            stdout,
+            stdout_open: true,
+            stderr_tail,
+            trace: trace.clone(),
+            earlier_ids: Vec::new(),
+            latest_id: None,
+            exit: None,
+            noise: Vec::new(),
+            strays: Vec::new(),
+        })
+    }
+
+    /// Writes one line as is (it may be anything, valid or not), then a newline.
+    /// `id` is the request id the line carries, if it carries one.
+    pub fn send_line(&mut self, line: &[u8], id: Option<Id>) -> Result<(), String> {
+        if let Some(id) = id {
+            self.earlier_ids.extend(self.latest_id.replace(id));
+        }
+        self.trace.line(self.number, "->", line);
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        frame::write_line(&mut bytes, |out| out.extend_from_slice(line));
+        let stdin = self.stdin.as_mut().ok_or("stdin is already closed")?;
+        stdin
+            .write_all(&bytes)
+            .and_then(|()| stdin.flush())
+            .map_err(|e| format!("cannot write to the extension: {e}"))
+    }
+
+    /// Sends a request.
+    pub fn send_request(
+        &mut self,
+        id: Id,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<(), String> {
+        let mut line = Vec::new();
+        rpc::write_request(&id, method, params, &mut line);
+        self.send_line(&line, Some(id))
+    }
+
+    /// Sends a notification.
+    pub fn send_notification(
+        &mut self,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<(), String> {
+        let mut line = Vec::new();
+        rpc::write_notification(method, params, &mut line);
+        self.send_line(&line, None)
+    }
+
+    /// Closes the extension's stdin: end of input.
+    pub fn close_stdin(&mut self) {
+        if self.stdin.take().is_some() {
+            self.trace.line(self.number, "..", b"closed stdin");
+        }
+    }
+
+    /// Waits up to `wait` for the next reply that is not a late reply to an earlier
+    /// request. Notifications from the extension are skipped; anything else that is
+    /// not a reply is kept in [`noise`](Self::noise) or [`strays`](Self::strays).
+    pub fn next_reply(&mut self, wait: Duration) -> Reply {
+        let deadline = deadline_after(wait);
+        loop {
+            let Some(line) = self.next_line(deadline) else {
+                return if self.stdout_open {
+                    Reply::TimedOut
+                } else {
+                    Reply::Closed
+                };
+            };
+            match rpc::decode(&line) {
+                Incoming::Single(Ok(Message::Response(response))) => {
+                    if self.earlier_ids.contains(&response.id) {
+                        self.strays
+                            .push(format!("late reply to id {}", id_text(&response.id)));
+                    } else {
+                        return Reply::Response(response);
+                    }
+                }
+                Incoming::Single(Ok(Message::Notification(_))) => {}
+                Incoming::Single(Ok(Message::Request(request))) => {
+                    self.strays
+                        .push(format!("a request from the extension: {}", request.method));
+                }
+                Incoming::Single(Err(e)) if e.is_response_like() => {
+                    return Reply::Invalid(format!("{e}: {}", shown(&line)));
+                }
+                Incoming::Single(Err(_)) => self.noise.push(shown(&line)),
+                Incoming::Batch(entries) => return Reply::Batch(entries),
+            }
+        }
+    }
+
+    /// Waits up to `wait` for the process to exit, reading (and recording as strays)
+    /// whatever it still writes meanwhile.
+    pub fn wait_exit(&mut self, wait: Duration) -> Exit {
+        let deadline = deadline_after(wait);
+        loop {
+            if let Some(code) = self.poll_exit() {
+                return Exit::Exited(code);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Exit::Running;
+            }
+            let slice = (now + EXIT_POLL).min(deadline);
+            while let Some(line) = self.next_line(slice) {
+                match rpc::decode(&line) {
+                    Incoming::Single(Ok(Message::Notification(_))) => {}
+                    Incoming::Single(Err(e)) if !e.is_response_like() => {
+                        self.noise.push(shown(&line))
+                    }
+                    _ => self
+                        .strays
+                        .push(format!("after shutdown: {}", shown(&line))),
+                }
+            }
+        }
+    }
+
+    /// Kills the process (if it still runs) and waits for it.
+    pub fn kill(&mut self) {
+        if self.poll_exit().is_none() {
+            let _ = self.child.kill();
+            let status = self.child.wait().ok().map(|s| s.code());
+            self.exit = Some(status.flatten());
+            self.trace.line(self.number, "..", b"killed");
+        }
+    }
+
+    /// The last lines the extension wrote on stderr.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        match self.stderr_tail.lock() {
+            Ok(tail) => tail.iter().cloned().collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The exit code, if the process has exited (`Some(None)`: killed by a signal).
+    fn poll_exit(&mut self) -> Option<Option<i32>> {
+        if self.exit.is_none() {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                self.exit = Some(status.code());
+                let text = match status.code() {
+                    Some(code) => format!("exited with code {code}"),
+                    None => String::from("killed by a signal"),
+                };
+                self.trace.line(self.number, "..", text.as_bytes());
+            }
+        }
+        self.exit
+    }
+
+    /// The next complete line from stdout, waiting until `deadline` at most.
+    fn next_line(&mut self, deadline: Instant) -> Option<Vec<u8>> {
+        while self.stdout_open {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            match self.stdout.recv_timeout(wait) {
+                Ok(StdoutItem::Line(line)) => {
+                    self.trace.line(self.number, "<-", &line);
+                    return Some(line);
+                }
+                Ok(StdoutItem::Error(e)) => {
+                    self.trace.line(self.number, "..", e.as_bytes());
+                    self.noise.push(e);
+                }
+                Ok(StdoutItem::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                    self.trace.line(self.number, "..", b"stdout closed");
+                    self.stdout_open = false;
+                }
+                Err(RecvTimeoutError::Timeout) => return None,
+            }
+        }
+        None
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The stdout thread: frames the bytes into lines and hands them over.
+fn read_stdout(mut out: impl Read, tx: Sender<StdoutItem>) {
+    let mut decoder = LineDecoder::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let ended = match out.read(&mut buf) {
+            Ok(0) | Err(_) => {
+                decoder.end();
+                true
+            }
+            Ok(n) => {
+                decoder.push(buf.get(..n).unwrap_or_default());
+                false
+            }
+        };
+        while let Some(frame) = decoder.next_frame() {
+            let item = match frame {
+                Frame::Line(line) => StdoutItem::Line(line.to_vec()),
+                other => StdoutItem::Error(other.to_string()),
+            };
+            if tx.send(item).is_err() {
+                return;
+            }
+        }
+        if ended {
+            let _ = tx.send(StdoutItem::Closed);
+            return;
+        }
+    }
+}
+
+/// The stderr thread: keeps the last lines, and traces each one.
+fn drain_stderr(err: impl Read, number: usize, trace: &Trace, tail: &Mutex<VecDeque<String>>) {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(err);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // Each read is bounded by the take, so one endless line cannot grow memory.
+        match reader.by_ref().take(64 * 1024).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end();
+        trace.line(number, "!!", text.as_bytes());
+        if let Ok(mut tail) = tail.lock() {
+            if tail.len() == STDERR_TAIL_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(shown(text.as_bytes()));
+        }
+    }
+}
+
+/// The instant `wait` from now (or a year from now, for a wait too long to add).
+fn deadline_after(wait: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(wait)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
+}
+
+/// An id as it appears on the wire: `17`, `"17"` or `null`.
+pub fn id_text(id: &Id) -> String {
+    let mut text = Vec::new();
+    rpc::write_id(id, &mut text);
+    shown(&text)
+}
+
+/// A line as it is shown in a report: lossy UTF-8, cut to a readable length.
+pub fn shown(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
+    match text.char_indices().nth(SHOWN_CHARS) {
+        Some((cut, _)) => format!("{}...", text.get(..cut).unwrap_or_default()),
+        None => text.into_owned(),
+    }
+}

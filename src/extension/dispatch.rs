@@ -1,0 +1,269 @@
+//! What each incoming line gets: the automatic answers and the events.
+
+use alloc::format;
+use alloc::string::String;
+
+use super::{Event, Extension, PeerError, Route, SHUTTING_DOWN};
+use crate::frame::Frame;
+use crate::json::{Object, Value};
+use crate::message::{
+    ExecuteParams, FieldError, InitializeParams, InitializeResult, NOT_INITIALIZED, ToolList,
+    method,
+};
+use crate::rpc::{self, DecodeError, ErrorCode, ErrorObject, Id, Incoming, Message, Request};
+
+/// One frame from stdin, taken out of the decoder so the decoder is free again.
+enum Received {
+    Line(Incoming),
+    TooLong { len: u64, id: Option<Id> },
+    Truncated { len: u64 },
+}
+
+impl Extension {
+    /// Decodes and handles the next complete line from stdin. `false` when there is
+    /// none yet.
+    pub(super) fn read_next_line(&mut self) -> bool {
+        let received = match self.decoder.next_frame() {
+            None => return false,
+            Some(Frame::Line(line)) => Received::Line(rpc::decode(line)),
+            Some(Frame::TooLong { prefix, len }) => Received::TooLong {
+                len,
+                id: request_id_in_prefix(prefix),
+            },
+            Some(Frame::Truncated { len, .. }) => Received::Truncated { len },
+        };
+        match received {
+            Received::Line(Incoming::Single(entry)) => self.handle_entry(Route::Line, entry),
+            Received::Line(Incoming::Batch(entries)) => {
+                let batch = self.batches.open();
+                for entry in entries {
+                    self.handle_entry(Route::Batch(batch), entry);
+                }
+                if let Some(replies) = self.batches.seal(batch) {
+                    self.write_batch(&replies);
+                }
+            }
+            Received::TooLong { len, id } => {
+                if let Some(id) = &id {
+                    let error = ErrorObject::new(
+                        ErrorCode::InvalidRequest,
+                        format!(
+                            "Invalid Request: a message of {len} bytes is over the limit of {} bytes",
+                            self.config.max_line_bytes
+                        ),
+                    );
+                    self.reply(
+                        Route::Line,
+                        rpc::Response {
+                            id: id.clone(),
+                            outcome: Err(error),
+                        },
+                    );
+                }
+                self.report(PeerError::TooLong { len, id });
+            }
+            Received::Truncated { len } => self.report(PeerError::Truncated { len }),
+        }
+        true
+    }
+
+    /// One message, alone or from a batch.
+    fn handle_entry(&mut self, route: Route, entry: Result<Message, DecodeError>) {
+        match entry {
+            Ok(Message::Request(request)) => self.handle_request(route, request),
+            Ok(Message::Notification(n)) => self.handle_notification(n.method, n.params),
+            Ok(Message::Response(response)) => {
+                self.report(PeerError::UnexpectedResponse { id: response.id });
+            }
+            // Something shaped like a response: answering it could start an error
+            // storm between two endpoints, and no request of ours is waiting for it.
+            Err(e) if e.is_response_like() => {
+                self.report(PeerError::UnexpectedResponse {
+                    id: e.id.unwrap_or(Id::Null),
+                });
+            }
+            Err(e) => {
+                let response = e.to_response();
+                self.report(PeerError::Invalid {
+                    id: response.id.clone(),
+                    error: e.error_object(),
+                });
+                self.reply(route, response);
+            }
+        }
+    }
+
+    fn handle_request(&mut self, route: Route, request: Request) {
+        let Request { id, method, params } = request;
+        if self.shutting_down {
+            let error = ErrorObject::new(SHUTTING_DOWN, "Shutting down");
+            return self.reply_error(route, id, error);
+        }
+        match method.as_str() {
+            method::INITIALIZE => self.initialize(route, id, params),
+            // `shutdown` is a notification; a Core that sends it as a request gets it
+            // done all the same, and a `null` result.
+            method::SHUTDOWN => {
+                self.reply_result(route, id, Value::Null);
+                self.begin_shutdown();
+            }
+            _ if !self.initialized => {
+                let error = ErrorObject::new(NOT_INITIALIZED, "Not initialized");
+                self.reply_error(route, id, error);
+            }
+            method::TOOLS_LIST => {
+                let tools = ToolList {
+                    tools: self.registry.tools().to_vec(),
+                };
+                self.reply_result(route, id, tools.into_value());
+            }
+            method::TOOLS_EXECUTE => self.execute(route, id, params),
+            // `progress` is defined, but only from the extension to the Core.
+            method::PROGRESS => self.method_not_found(route, id, method),
+            _ if self.config.custom_methods => {
+                if let Some(request) = self.start_request(route, id) {
+                    self.events.push_back(Event::Request {
+                        request,
+                        method,
+                        params,
+                    });
+                }
+            }
+            _ => self.method_not_found(route, id, method),
+        }
+    }
+
+    fn handle_notification(&mut self, method: String, params: Option<Value>) {
+        if method == method::SHUTDOWN {
+            self.begin_shutdown();
+        } else {
+            self.events
+                .push_back(Event::Notification { method, params });
+        }
+    }
+
+    fn initialize(&mut self, route: Route, id: Id, params: Option<Value>) {
+        if self.initialized {
+            let error = ErrorObject::new(ErrorCode::InvalidRequest, "Already initialized");
+            return self.reply_error(route, id, error);
+        }
+        match InitializeParams::from_value(params.unwrap_or(Value::Null)) {
+            Err(e) => self.reply_error(route, id, invalid_params(&e)),
+            Ok(params) => {
+                self.initialized = true;
+                let result = InitializeResult {
+                    name: self.info.name.clone(),
+                    version: self.info.version.clone(),
+                    tools: self.registry.tools().to_vec(),
+                };
+                self.reply_result(route, id, result.into_value());
+                self.events.push_back(Event::Initialized { params });
+            }
+        }
+    }
+
+    fn execute(&mut self, route: Route, id: Id, params: Option<Value>) {
+        let ExecuteParams { tool_name, input } =
+            match ExecuteParams::from_value(params.unwrap_or(Value::Null)) {
+                Ok(params) => params,
+                Err(e) => return self.reply_error(route, id, invalid_params(&e)),
+            };
+        let Some(tool) = self.registry.find(&tool_name) else {
+            let error = ErrorObject::new(
+                ErrorCode::InvalidParams,
+                format!("Unknown tool '{tool_name}'"),
+            )
+            .with_data(data([("toolName", Value::from(tool_name))]));
+            return self.reply_error(route, id, error);
+        };
+        if self.config.validate_input {
+            if let Err(e) = tool.check_input(&input) {
+                let error =
+                    ErrorObject::new(ErrorCode::InvalidParams, e.message()).with_data(data([
+                        ("toolName", Value::from(tool_name)),
+                        ("path", Value::from(e.path())),
+                    ]));
+                return self.reply_error(route, id, error);
+            }
+        }
+        if let Some(request) = self.start_request(route, id) {
+            self.events.push_back(Event::Execute {
+                request,
+                tool_name,
+                input,
+            });
+        }
+    }
+
+    fn method_not_found(&mut self, route: Route, id: Id, method: String) {
+        let error = ErrorObject::new(ErrorCode::MethodNotFound, "Method not found")
+            .with_data(data([("method", Value::from(method))]));
+        self.reply_error(route, id, error);
+    }
+
+    fn reply_result(&mut self, route: Route, id: Id, result: Value) {
+        self.reply(
+            route,
+            rpc::Response {
+                id,
+                outcome: Ok(result),
+            },
+        );
+    }
+
+    fn reply_error(&mut self, route: Route, id: Id, error: ErrorObject) {
+        self.reply(
+            route,
+            rpc::Response {
+                id,
+                outcome: Err(error),
+            },
+        );
+    }
+
+    fn report(&mut self, error: PeerError) {
+        self.events.push_back(Event::Protocol(error));
+    }
+}
+
+/// -32602 for params that are missing or mistyped, naming the field.
+fn invalid_params(e: &FieldError) -> ErrorObject {
+    ErrorObject::new(ErrorCode::InvalidParams, format!("Invalid params: {e}"))
+        .with_data(data([("path", Value::from(e.path()))]))
+}
+
+/// An error's `data` object.
+fn data<const N: usize>(members: [(&str, Value); N]) -> Value {
+    Value::Object(Object::from_iter(members))
+}
+
+/// The `"id"` of a request from the first bytes of a line too long to decode.
+///
+/// `None` when [`rpc::scan_prefix`] finds no single complete id before the cut, or
+/// when a `result` or `error` member shows the line is a response (never answered).
+fn request_id_in_prefix(prefix: &[u8]) -> Option<Id> {
+    let found = rpc::scan_prefix(prefix);
+    if found.has_outcome { None } else { found.id }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_in_prefix_of_a_cut_line() {
+        let id = |text: &[u8]| request_id_in_prefix(text);
+        assert_eq!(
+            id(br#"{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"bbbb"#),
+            Some(Id::from(7))
+        );
+        assert_eq!(id(br#"{"id":"abc","params":["#), Some(Id::from("abc")));
+        assert_eq!(id(br#"{"params":{"a":"bbbbbbbbbbbbbbbb"#), None);
+        assert_eq!(id(br#"{"id":1,"result":"xxxxx"#), None);
+        assert_eq!(id(br#"{"id":1,"id":2,"params":"#), None);
+        assert_eq!(id(br#"{"id":1.5,"params":"#), None);
+        assert_eq!(id(br#"[{"id":1,"params":"#), None);
+        assert_eq!(id(br#"{"id":"\ud800","params":"#), None);
+        assert_eq!(id(b"not json"), None);
+    }
+}

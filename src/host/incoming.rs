@@ -1,0 +1,270 @@
+//! What each line from the extension means: replies are matched to calls,
+//! notifications become events, requests are answered `-32601`, and everything else
+//! is reported and skipped.
+
+use alloc::vec::Vec;
+
+use super::Core;
+use super::calls::{CallKind, EndReason, Match};
+use super::events::{CallError, Event, Excerpt, PeerError, Reply};
+use crate::frame::Frame;
+use crate::json::{ParseOptions, Reader, Value};
+use crate::message::{InitializeResult, Progress, ToolList, ToolResult, method};
+use crate::rpc::{
+    self, DecodeError, ErrorCode, ErrorObject, Id, Incoming, Message, Notification, Request,
+    Response,
+};
+
+/// One line, decoded far enough to act on, owning what it needs.
+enum Line {
+    Entry(Result<Message, DecodeError>),
+    Batch(Vec<Result<Message, DecodeError>>),
+    TooLong { id: Option<Id>, line: Excerpt },
+    Report(PeerError),
+}
+
+impl Core {
+    /// Decodes and handles the next complete line, if one is buffered.
+    pub(super) fn handle_next_line(&mut self) -> bool {
+        let line = match self.decoder.next_frame() {
+            None => return false,
+            Some(Frame::Line(bytes)) => match rpc::decode(bytes) {
+                Incoming::Single(Err(error)) if error.is_parse_error() => {
+                    let line = Excerpt::of(bytes, length(bytes.len()));
+                    Line::Report(PeerError::NotJson { line, error })
+                }
+                Incoming::Single(entry) => Line::Entry(entry),
+                Incoming::Batch(entries) => Line::Batch(entries),
+            },
+            Some(Frame::TooLong { prefix, len }) => Line::TooLong {
+                id: response_id(prefix),
+                line: Excerpt::of(prefix, length(len)),
+            },
+            Some(Frame::Truncated { prefix, len }) => Line::Report(PeerError::Truncated {
+                line: Excerpt::of(prefix, length(len)),
+            }),
+        };
+        match line {
+            Line::Entry(entry) => self.handle_entry(entry, false),
+            Line::Batch(entries) => {
+                self.batch = entries.into();
+                self.handle_next_batch_entry();
+            }
+            Line::TooLong { id, line } => self.handle_too_long(id, line),
+            Line::Report(error) => self.report(error),
+        }
+        true
+    }
+
+    /// Handles the next entry of a batch line, if one is left; after the last, sends
+    /// the answers to its requests as one batch.
+    pub(super) fn handle_next_batch_entry(&mut self) -> bool {
+        let Some(entry) = self.batch.pop_front() else {
+            return false;
+        };
+        self.handle_entry(entry, true);
+        if self.batch.is_empty() && !self.batch_answers.is_empty() {
+            let answers = core::mem::take(&mut self.batch_answers);
+            self.send(|out| rpc::write_response_batch(&answers, out));
+        }
+        true
+    }
+
+    fn handle_entry(&mut self, entry: Result<Message, DecodeError>, in_batch: bool) {
+        match entry {
+            Ok(Message::Response(response)) => self.handle_response(response),
+            Ok(Message::Notification(notification)) => self.handle_notification(notification),
+            Ok(Message::Request(request)) => self.handle_request(request, in_batch),
+            Err(error) => self.report(PeerError::InvalidMessage { error }),
+        }
+    }
+
+    fn handle_response(&mut self, response: Response) {
+        match self.calls.lookup(&response.id) {
+            Match::InFlight(call, kind) => {
+                let result = self.read_reply(kind, response.outcome);
+                self.end_call(call, result, Some(EndReason::Answered));
+            }
+            Match::Ended(call, ended) => self.report(PeerError::LateResponse { call, ended }),
+            Match::Unknown => match (response.id, response.outcome) {
+                (Id::Null, Err(error)) => self.report(PeerError::ErrorWithoutId { error }),
+                (id, _) => self.report(PeerError::UnknownId { id }),
+            },
+        }
+    }
+
+    /// Reads a call's result into its typed reply, applying what it tells the Core
+    /// (the tools, the extension's name).
+    fn read_reply(
+        &mut self,
+        kind: CallKind,
+        outcome: Result<Value, ErrorObject>,
+    ) -> Result<Reply, CallError> {
+        let value = outcome.map_err(CallError::Rpc)?;
+        let reply = match kind {
+            CallKind::Initialize => InitializeResult::from_value(value).map(|result| {
+                self.tools = result.tools.clone();
+                self.server_info = Some((result.name.clone(), result.version.clone()));
+                Reply::Initialized(result)
+            }),
+            CallKind::ListTools => ToolList::from_value(value).map(|list| {
+                self.tools = list.tools.clone();
+                Reply::Tools(list)
+            }),
+            CallKind::Execute => ToolResult::from_value(value).map(Reply::Executed),
+        };
+        reply.map_err(CallError::InvalidResult)
+    }
+
+    fn handle_notification(&mut self, notification: Notification) {
+        let Notification { method, params } = notification;
+        match method.as_str() {
+            method::PROGRESS => match Progress::from_value(params.unwrap_or(Value::Null)) {
+                Ok(progress) => self.handle_progress(progress),
+                Err(error) => self.report(PeerError::InvalidParams { method, error }),
+            },
+            method::TOOLS_LIST => match ToolList::from_value(params.unwrap_or(Value::Null)) {
+                Ok(list) => {
+                    self.tools = list.tools.clone();
+                    self.events
+                        .push_back(Event::ToolsChanged { tools: list.tools });
+                }
+                Err(error) => self.report(PeerError::InvalidParams { method, error }),
+            },
+            _ => self
+                .events
+                .push_back(Event::Notification { method, params }),
+        }
+    }
+
+    /// Attributes progress (its `id` member, else the one call in flight) and, when
+    /// that call opted in, moves its deadline.
+    fn handle_progress(&mut self, progress: Progress) {
+        let call = match &progress.id {
+            Some(id) => match self.calls.lookup(id) {
+                Match::InFlight(call, _) => Some(call),
+                Match::Ended(..) | Match::Unknown => None,
+            },
+            None => self.calls.single(),
+        };
+        if let Some(call) = call {
+            let later = self
+                .calls
+                .get(call)
+                .and_then(|c| c.deadline.after_progress(self.now));
+            if let Some(deadline) = later {
+                self.calls.set_deadline(call, deadline);
+            }
+        }
+        self.events.push_back(Event::Progress { call, progress });
+    }
+
+    /// The Core serves no methods: every request is answered `-32601` (in a batch
+    /// answer when it came in a batch) and reported.
+    fn handle_request(&mut self, request: Request, in_batch: bool) {
+        let Request { id, method, .. } = request;
+        let answer = Response {
+            id: id.clone(),
+            outcome: Err(ErrorObject::new(
+                ErrorCode::MethodNotFound,
+                "Method not found",
+            )),
+        };
+        if in_batch {
+            self.batch_answers.push(answer);
+        } else {
+            self.send(|out| rpc::write_response(&answer, out));
+        }
+        self.report(PeerError::UnexpectedRequest { id, method });
+    }
+
+    /// An oversized line: if its first bytes name a call in flight, that call fails at
+    /// once; otherwise it is reported.
+    fn handle_too_long(&mut self, id: Option<Id>, line: Excerpt) {
+        match id.map(|id| self.calls.lookup(&id)) {
+            Some(Match::InFlight(call, _)) => {
+                let result = Err(CallError::TooLarge { len: line.len });
+                self.end_call(call, result, Some(EndReason::TooLarge));
+            }
+            _ => self.report(PeerError::LineTooLong { line }),
+        }
+    }
+
+    fn report(&mut self, error: PeerError) {
+        self.events.push_back(Event::Protocol(error));
+    }
+}
+
+fn length(len: impl TryInto<u64>) -> u64 {
+    len.try_into().unwrap_or(u64::MAX)
+}
+
+/// The id of a response, read from the first bytes of a line too long to decode.
+///
+/// It reads the top-level members in order with the JSON reader and stops at the
+/// first one it cannot read whole. It gives the `id` only when the line is a response
+/// (a `result` or `error` member was reached, and no `method`) and the id itself was
+/// read whole (bytes follow it in the prefix, so a number cut short is never taken).
+/// So it finds the id when `id` comes before the large member, as this crate and most
+/// JSON-RPC libraries write it; a line that puts `id` after a large `result` is only
+/// reported, and its call ends by its deadline.
+fn response_id(prefix: &[u8]) -> Option<Id> {
+    let mut reader = Reader::new(prefix, &ParseOptions::DEFAULT);
+    reader.begin_object().ok()?;
+    let mut id = None;
+    while let Ok(Some(name)) = reader.next_member() {
+        match name.as_str() {
+            "id" => {
+                let value = reader.read_value().ok()?;
+                reader.peek()?;
+                id = Some(value);
+            }
+            "method" => return None,
+            "result" | "error" => {
+                return match id? {
+                    Value::Number(n) => Some(Id::Number(n)),
+                    Value::String(s) => Some(Id::String(s)),
+                    _ => None,
+                };
+            }
+            _ => {
+                reader.skip_value().ok()?;
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_id_of_a_cut_response_is_found_when_it_comes_first() {
+        let id = response_id(br#"{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"te"#);
+        assert_eq!(id, Some(Id::from(42)));
+        let id = response_id(br#"{ "id" : 7 , "jsonrpc":"2.0", "error":{"code":1,"#);
+        assert_eq!(id, Some(Id::from(7)));
+    }
+
+    #[test]
+    fn no_id_is_guessed() {
+        // The id comes after the large member.
+        assert_eq!(
+            response_id(br#"{"jsonrpc":"2.0","result":{"id":3,"text":"aaaa"#),
+            None
+        );
+        // A number cut at the end of the prefix may be longer.
+        assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":12"#), None);
+        // A request, not a response.
+        assert_eq!(
+            response_id(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1,"#),
+            None
+        );
+        // Not an object, or not JSON.
+        assert_eq!(response_id(br#"[{"id":1,"result":"#), None);
+        assert_eq!(response_id(b"log: id=1 aaaa"), None);
+        // The id of a nested object is not the envelope's.
+        assert_eq!(response_id(br#"{"data":{"id":5},"result":"#), None);
+    }
+}

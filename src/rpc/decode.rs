@@ -1,0 +1,408 @@
+//! Decoding one line into JSON-RPC 2.0 messages, in a single pass over its bytes.
+//!
+//! The envelope is read member by member with [`json::Reader`], without building a
+//! tree for it; only `params`, `result` and `error.data` become [`Value`]s. A JSON
+//! syntax error anywhere in the line fails the whole line (Parse error), while a
+//! well-formed entry that breaks a JSON-RPC rule fails only that entry (Invalid
+//! Request), keeping its id when the id itself was valid.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::error::{DecodeError, DecodeErrorKind};
+use super::types::{ErrorCode, ErrorObject, Id, Message, Notification, Request, Response};
+use crate::json::{self, ParseOptions, Reader, Value};
+
+/// What one line holds: a single message or a batch.
+///
+/// Each message is either valid or a [`DecodeError`] to answer (or report). A line
+/// that is not JSON, and the empty batch `[]`, give a single error.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Incoming {
+    /// One message (the line held an object, or was not a valid batch at all).
+    Single(Result<Message, DecodeError>),
+    /// A non-empty batch: one entry per element, in order.
+    Batch(Vec<Result<Message, DecodeError>>),
+}
+
+/// Decodes one line (without its newline) with the default [`ParseOptions`].
+pub fn decode(line: &[u8]) -> Incoming {
+    decode_with(line, &ParseOptions::DEFAULT)
+}
+
+/// Decodes one line (without its newline) with the given JSON limits.
+///
+/// Never panics; every failure is a [`DecodeError`] inside the returned [`Incoming`].
+pub fn decode_with(line: &[u8], options: &ParseOptions) -> Incoming {
+    let mut reader = Reader::new(line, options);
+    match read_incoming(&mut reader) {
+        Ok(incoming) => incoming,
+        Err(e) => Incoming::Single(Err(DecodeError::new(DecodeErrorKind::Json(e), None, false))),
+    }
+}
+
+/// Decodes a line; any JSON error (the outer `Err`) fails the whole line.
+fn read_incoming(reader: &mut Reader<'_>) -> Result<Incoming, json::Error> {
+    let incoming = if reader.peek() == Some(b'[') {
+        reader.begin_array()?;
+        let mut entries = Vec::new();
+        while reader.next_element()? {
+            entries.push(read_entry(reader)?);
+        }
+        if entries.is_empty() {
+            Incoming::Single(Err(DecodeError::new(
+                DecodeErrorKind::EmptyBatch,
+                None,
+                false,
+            )))
+        } else {
+            Incoming::Batch(entries)
+        }
+    } else {
+        Incoming::Single(read_entry(reader)?)
+    };
+    reader.finish()?;
+    Ok(incoming)
+}
+
+/// Decodes one message: the whole line, or one element of a batch.
+fn read_entry(reader: &mut Reader<'_>) -> Result<Result<Message, DecodeError>, json::Error> {
+    if reader.peek() != Some(b'{') {
+        reader.skip_value()?;
+        return Ok(Err(DecodeError::new(
+            DecodeErrorKind::NotAnObject,
+            None,
+            false,
+        )));
+    }
+    reader.begin_object()?;
+    let mut envelope = Envelope::default();
+    while let Some(name) = reader.next_member()? {
+        envelope.read_member(&name, reader)?;
+    }
+    Ok(envelope.into_message())
+}
+
+/// The members that decide what a message means. Any other member is ignored.
+#[derive(Clone, Copy)]
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+}
+
+impl Member {
+    fn from_name(name: &str) -> Option<Member> {
+        match name {
+            "jsonrpc" => Some(Member::Jsonrpc),
+            "id" => Some(Member::Id),
+            "method" => Some(Member::Method),
+            "params" => Some(Member::Params),
+            "result" => Some(Member::Result),
+            "error" => Some(Member::Error),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Member::Jsonrpc => "jsonrpc",
+            Member::Id => "id",
+            Member::Method => "method",
+            Member::Params => "params",
+            Member::Result => "result",
+            Member::Error => "error",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// What has been read of one envelope so far.
+#[derive(Default)]
+struct Envelope {
+    /// The members present (one bit per [`Member`]), valid or not.
+    seen: u8,
+    /// The members present more than once.
+    duplicated: u8,
+    id: Option<Id>,
+    method: Option<String>,
+    params: Option<Value>,
+    result: Option<Value>,
+    error: Option<ErrorObject>,
+    /// The first rule the members broke, in reading order.
+    problem: Option<DecodeErrorKind>,
+}
+
+impl Envelope {
+    fn has(&self, member: Member) -> bool {
+        self.seen & member.bit() != 0
+    }
+
+    fn note(&mut self, problem: DecodeErrorKind) {
+        self.problem.get_or_insert(problem);
+    }
+
+    fn read_member(&mut self, name: &str, reader: &mut Reader<'_>) -> Result<(), json::Error> {
+        let Some(member) = Member::from_name(name) else {
+            reader.skip_value()?;
+            return Ok(());
+        };
+        if self.has(member) {
+            self.duplicated |= member.bit();
+            self.note(DecodeErrorKind::DuplicateMember(member.name()));
+            reader.skip_value()?;
+            return Ok(());
+        }
+        self.seen |= member.bit();
+        match member {
+            Member::Jsonrpc => {
+                if read_text(reader)?.is_none_or(|(text, _)| text != "2.0") {
+                    self.note(DecodeErrorKind::Version);
+                }
+            }
+            Member::Id => match read_id(reader)? {
+                Ok(id) => self.id = Some(id),
+                Err(problem) => self.note(problem),
+            },
+            Member::Method => match read_text(reader)? {
+                Some((method, false)) => self.method = Some(method),
+                Some((_, true)) => self.note(DecodeErrorKind::MethodLoneSurrogate),
+                None => self.note(DecodeErrorKind::MethodNotString),
+            },
+            Member::Params => match reader.peek() {
+                Some(b'[' | b'{') => self.params = Some(reader.read_value()?),
+                _ => {
+                    reader.skip_value()?;
+                    self.note(DecodeErrorKind::ParamsNotStructured);
+                }
+            },
+            Member::Result => self.result = Some(reader.read_value()?),
+            Member::Error => match read_error_object(reader)? {
+                Ok(error) => self.error = Some(error),
+                Err(problem) => self.note(problem),
+            },
+        }
+        Ok(())
+    }
+
+    /// Applies the rules that depend on which members are present, and builds the
+    /// message or the error.
+    fn into_message(self) -> Result<Message, DecodeError> {
+        let has_version = self.has(Member::Jsonrpc);
+        let response_like =
+            (self.has(Member::Result) || self.has(Member::Error)) && !self.has(Member::Method);
+        let id = if self.duplicated & Member::Id.bit() != 0 {
+            None
+        } else {
+            self.id
+        };
+        let fail = |kind, id| Err(DecodeError::new(kind, id, response_like));
+        if let Some(problem) = self.problem {
+            return fail(problem, id);
+        }
+        if !has_version {
+            return fail(DecodeErrorKind::Version, id);
+        }
+        // No problem was noted, so every member present was read into its field.
+        match (self.method, self.result, self.error, id) {
+            (Some(method), None, None, Some(id)) => Ok(Message::Request(Request {
+                id,
+                method,
+                params: self.params,
+            })),
+            (Some(method), None, None, None) => Ok(Message::Notification(Notification {
+                method,
+                params: self.params,
+            })),
+            (Some(_), _, _, id) => fail(DecodeErrorKind::MethodWithOutcome, id),
+            (None, Some(_), Some(_), id) => fail(DecodeErrorKind::ResultAndError, id),
+            (None, None, None, id) => fail(DecodeErrorKind::NoMethodOrOutcome, id),
+            (None, _, _, None) => fail(DecodeErrorKind::ResponseWithoutId, None),
+            (None, Some(result), None, Some(id)) => Ok(Message::Response(Response {
+                id,
+                outcome: Ok(result),
+            })),
+            (None, None, Some(error), Some(id)) => Ok(Message::Response(Response {
+                id,
+                outcome: Err(error),
+            })),
+        }
+    }
+}
+
+/// Reads a string value, with whether a lone surrogate escape was replaced; `None`
+/// (with the value skipped) when the value is not a string.
+fn read_text(reader: &mut Reader<'_>) -> Result<Option<(String, bool)>, json::Error> {
+    if reader.peek() == Some(b'"') {
+        reader.read_string().map(Some)
+    } else {
+        reader.skip_value()?;
+        Ok(None)
+    }
+}
+
+/// Reads an `id` value: a string, an integer text or `null`.
+fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json::Error> {
+    match reader.peek() {
+        Some(b'"') => {
+            let (text, replaced) = reader.read_string()?;
+            Ok(if replaced {
+                Err(DecodeErrorKind::IdLoneSurrogate)
+            } else {
+                Ok(Id::String(text))
+            })
+        }
+        Some(b'-' | b'0'..=b'9' | b'n') => match reader.read_value()? {
+            Value::Number(n) if n.is_integer() => Ok(Ok(Id::Number(n))),
+            Value::Null => Ok(Ok(Id::Null)),
+            _ => Ok(Err(DecodeErrorKind::InvalidId)),
+        },
+        _ => {
+            reader.skip_value()?;
+            Ok(Err(DecodeErrorKind::InvalidId))
+        }
+    }
+}
+
+/// Reads the `error` member of a response: `{"code": integer, "message": string,
+/// "data"?: any}`. Other members are ignored; a duplicated one is an error.
+fn read_error_object(
+    reader: &mut Reader<'_>,
+) -> Result<Result<ErrorObject, DecodeErrorKind>, json::Error> {
+    if reader.peek() != Some(b'{') {
+        reader.skip_value()?;
+        return Ok(Err(DecodeErrorKind::ErrorNotObject));
+    }
+    reader.begin_object()?;
+    let mut code: Option<Option<i64>> = None;
+    let mut message: Option<Option<String>> = None;
+    let mut data: Option<Value> = None;
+    let mut problem = None;
+    while let Some(name) = reader.next_member()? {
+        let duplicate = match name.as_str() {
+            "code" if code.is_none() => {
+                code = Some(read_integer(reader)?);
+                continue;
+            }
+            "message" if message.is_none() => {
+                message = Some(read_text(reader)?.map(|(text, _)| text));
+                continue;
+            }
+            "data" if data.is_none() => {
+                data = Some(reader.read_value()?);
+                continue;
+            }
+            "code" => "error.code",
+            "message" => "error.message",
+            "data" => "error.data",
+            _ => {
+                reader.skip_value()?;
+                continue;
+            }
+        };
+        problem.get_or_insert(DecodeErrorKind::DuplicateMember(duplicate));
+        reader.skip_value()?;
+    }
+    if let Some(problem) = problem {
+        return Ok(Err(problem));
+    }
+    let Some(Some(code)) = code else {
+        return Ok(Err(DecodeErrorKind::ErrorCode));
+    };
+    let Some(Some(message)) = message else {
+        return Ok(Err(DecodeErrorKind::ErrorMessage));
+    };
+    Ok(Ok(ErrorObject {
+        code: ErrorCode::from_code(code),
+        message,
+        data,
+    }))
+}
+
+/// Reads an integer that fits an `i64`; `None` (value consumed) for anything else.
+fn read_integer(reader: &mut Reader<'_>) -> Result<Option<i64>, json::Error> {
+    match reader.peek() {
+        Some(b'-' | b'0'..=b'9') => Ok(reader.read_value()?.as_i64()),
+        _ => {
+            reader.skip_value()?;
+            Ok(None)
+        }
+    }
+}
+
+/// What the first bytes of a line tell about its message, when the whole line was
+/// too long to decode (the framing layer keeps the first few KiB of such a line).
+///
+/// Built by [`scan_prefix`]. It lets an endpoint fail the right call at once: the
+/// Extension answers an oversized request with an error naming its id; the Core ends
+/// the call an oversized response was for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinePrefix {
+    /// The id, when one valid and complete id member appears before the cut and the
+    /// line is a JSON object. `None` when two id members appear.
+    pub id: Option<Id>,
+    /// A `method` member appears before the cut: a request or a notification.
+    pub has_method: bool,
+    /// A `result` or `error` member appears before the cut: a response.
+    pub has_outcome: bool,
+}
+
+/// Reads the top-level members of a cut line, in order, until the bytes run out.
+///
+/// Only members read whole count: an id cut in the middle (`"id":12` of
+/// `"id":123`) is not taken. Never fails; an unreadable prefix gives an empty
+/// [`LinePrefix`].
+///
+/// ```
+/// use dhara_protocol::rpc::{Id, scan_prefix};
+///
+/// let prefix = scan_prefix(br#"{"jsonrpc":"2.0","id":41,"method":"tools/execute","params":{"input":"aaaa"#);
+/// assert_eq!(prefix.id, Some(Id::from(41u64)));
+/// assert!(prefix.has_method && !prefix.has_outcome);
+/// ```
+pub fn scan_prefix(prefix: &[u8]) -> LinePrefix {
+    let mut found = LinePrefix::default();
+    let mut reader = Reader::new(prefix, &ParseOptions::DEFAULT);
+    if reader.begin_object().is_err() {
+        return found;
+    }
+    let mut ids = 0;
+    while let Ok(Some(name)) = reader.next_member() {
+        let complete = match Member::from_name(&name) {
+            Some(Member::Id) => {
+                ids += 1;
+                match read_id(&mut reader) {
+                    // Nothing after the value: it may have been cut (`12` of `123`).
+                    Ok(_) if reader.offset() >= prefix.len() => false,
+                    Ok(id) => {
+                        found.id = id.ok();
+                        true
+                    }
+                    Err(_) => false,
+                }
+            }
+            Some(Member::Method) => {
+                found.has_method = true;
+                reader.skip_value().is_ok()
+            }
+            Some(Member::Result | Member::Error) => {
+                found.has_outcome = true;
+                reader.skip_value().is_ok()
+            }
+            _ => reader.skip_value().is_ok(),
+        };
+        if !complete {
+            break;
+        }
+    }
+    if ids > 1 {
+        found.id = None;
+    }
+    found
+}

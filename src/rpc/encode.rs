@@ -1,0 +1,113 @@
+//! Writing JSON-RPC 2.0 messages as compact JSON, appended to a caller's buffer.
+//!
+//! Members come in the order `jsonrpc`, `id`, `method`, `params` / `result` /
+//! `error`. The envelope is written directly, without building a [`Value`] for it.
+//! No newline is written: the framing layer adds it.
+
+use alloc::vec::Vec;
+
+use super::types::{ErrorObject, Id, Message, Response};
+use crate::json::{self, Number, Value};
+
+/// Writes any message.
+pub fn write_message(message: &Message, out: &mut Vec<u8>) {
+    match message {
+        Message::Request(r) => write_request(&r.id, &r.method, r.params.as_ref(), out),
+        Message::Notification(n) => write_notification(&n.method, n.params.as_ref(), out),
+        Message::Response(r) => write_response(r, out),
+    }
+}
+
+/// Writes a request. `params`, when given, should be an array or an object.
+pub fn write_request(id: &Id, method: &str, params: Option<&Value>, out: &mut Vec<u8>) {
+    write_envelope_start(Some(id), out);
+    write_call(method, params, out);
+}
+
+/// Writes a notification. `params`, when given, should be an array or an object.
+pub fn write_notification(method: &str, params: Option<&Value>, out: &mut Vec<u8>) {
+    write_envelope_start(None, out);
+    write_call(method, params, out);
+}
+
+/// Writes a response: `result` or `error`.
+pub fn write_response(response: &Response, out: &mut Vec<u8>) {
+    write_envelope_start(Some(&response.id), out);
+    match &response.outcome {
+        Ok(result) => {
+            out.extend_from_slice(b",\"result\":");
+            json::write_value(result, out);
+        }
+        Err(error) => {
+            out.extend_from_slice(b",\"error\":");
+            write_error_object(error, out);
+        }
+    }
+    out.push(b'}');
+}
+
+/// Writes a batch of messages as one JSON array.
+///
+/// The specification forbids sending an empty batch (and a reply to a batch of only
+/// notifications is nothing at all): callers send nothing when `messages` is empty.
+pub fn write_batch(messages: &[Message], out: &mut Vec<u8>) {
+    write_array(messages, write_message, out);
+}
+
+/// Writes the responses to a batch as one JSON array (see [`write_batch`]).
+pub fn write_response_batch(responses: &[Response], out: &mut Vec<u8>) {
+    write_array(responses, write_response, out);
+}
+
+/// Writes an id: its exact integer text, a quoted string, or `null`.
+pub fn write_id(id: &Id, out: &mut Vec<u8>) {
+    match id {
+        Id::Number(n) => out.extend_from_slice(n.as_str().as_bytes()),
+        Id::String(s) => json::write_string(s, out),
+        Id::Null => out.extend_from_slice(b"null"),
+    }
+}
+
+/// Writes an error object: `{"code":…,"message":…}` plus `"data"` when present.
+pub fn write_error_object(error: &ErrorObject, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"code\":");
+    out.extend_from_slice(Number::from(error.code.code()).as_str().as_bytes());
+    out.extend_from_slice(b",\"message\":");
+    json::write_string(&error.message, out);
+    if let Some(data) = &error.data {
+        out.extend_from_slice(b",\"data\":");
+        json::write_value(data, out);
+    }
+    out.push(b'}');
+}
+
+/// `{"jsonrpc":"2.0"` and, when given, `,"id":…`; the caller closes the object.
+fn write_envelope_start(id: Option<&Id>, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\"");
+    if let Some(id) = id {
+        out.extend_from_slice(b",\"id\":");
+        write_id(id, out);
+    }
+}
+
+/// `,"method":…` and `,"params":…` when given, then the closing brace.
+fn write_call(method: &str, params: Option<&Value>, out: &mut Vec<u8>) {
+    out.extend_from_slice(b",\"method\":");
+    json::write_string(method, out);
+    if let Some(params) = params {
+        out.extend_from_slice(b",\"params\":");
+        json::write_value(params, out);
+    }
+    out.push(b'}');
+}
+
+fn write_array<T>(items: &[T], write: fn(&T, &mut Vec<u8>), out: &mut Vec<u8>) {
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write(item, out);
+    }
+    out.push(b']');
+}

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""A Dhara extension with one selectable fault, for testing `dhara check`.
+
+Usage: faulty_ext.py [FAULT]
+
+Without a fault (or with `none`) it follows the protocol in every point `dhara check`
+looks at, so the checker must pass it. Each fault breaks exactly one point:
+
+  silent-initialize      never answers `initialize`
+  ignores-malformed      answers nothing to a line that is not JSON
+  numeric-ids            echoes string ids as numbers
+  float-ids              passes integer ids through a double, as JavaScript does
+  answers-notifications  answers notifications with an error
+  exit-1-on-shutdown     exits with code 1 on `shutdown`
+  ignores-shutdown       keeps running after `shutdown`
+  duplicate-tools        offers two tools with the same name, one without a description
+  skips-validation       runs a tool even when required input is missing
+  logs-to-stdout         prints a log line on stdout before each answer
+
+Standard library only.
+"""
+
+import json
+import sys
+
+FAULT = sys.argv[1] if len(sys.argv) > 1 else "none"
+
+TOOLS = [
+    {
+        "name": "echo",
+        "description": "Return the given text.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        },
+    },
+    {
+        "name": "now",
+        "description": "Return a fixed time stamp.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+]
+if FAULT == "duplicate-tools":
+    TOOLS.append({"name": "echo", "inputSchema": {"type": "object"}})
+
+
+def send(message):
+    if FAULT == "logs-to-stdout":
+        sys.stdout.write("handling a message\n")
+    sys.stdout.write(json.dumps(message, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def reply_id(request_id):
+    if FAULT == "numeric-ids" and isinstance(request_id, str):
+        return int(request_id) if request_id.isdigit() else len(request_id)
+    if FAULT == "float-ids" and isinstance(request_id, int):
+        return int(float(request_id))
+    return request_id
+
+
+def result(request_id, value):
+    return {"jsonrpc": "2.0", "id": reply_id(request_id), "result": value}
+
+
+def error(request_id, code, message, data=None):
+    body = {"code": code, "message": message}
+    if data is not None:
+        body["data"] = data
+    return {"jsonrpc": "2.0", "id": reply_id(request_id), "error": body}
+
+
+def valid_id(value):
+    return value is None or isinstance(value, str) or (
+        isinstance(value, int) and not isinstance(value, bool)
+    )
+
+
+class Session:
+    def __init__(self):
+        self.initialized = False
+        self.shutting_down = False
+
+    def handle(self, message):
+        """The reply to one decoded message, or None."""
+        if not isinstance(message, dict):
+            return error(None, -32600, "Invalid Request")
+        request_id = message.get("id")
+        if (
+            message.get("jsonrpc") != "2.0"
+            or not isinstance(message.get("method"), str)
+            or not valid_id(request_id)
+            or not isinstance(message.get("params", {}), (dict, list))
+        ):
+            return error(request_id if valid_id(request_id) else None, -32600, "Invalid Request")
+        method = message["method"]
+        params = message.get("params", {})
+        if "id" not in message:
+            if method == "shutdown":
+                self.shutting_down = True
+            if FAULT == "answers-notifications":
+                return error(None, -32601, "Method not found: " + method)
+            return None
+        if method == "initialize":
+            self.initialized = True
+            if FAULT == "silent-initialize":
+                return None
+            return result(request_id, {"name": "faulty", "version": "1.0.0", "tools": TOOLS})
+        if not self.initialized:
+            return error(request_id, -32002, "Not initialized")
+        if method == "tools/list":
+            return result(request_id, {"tools": TOOLS})
+        if method == "tools/execute":
+            return self.execute(request_id, params)
+        return error(request_id, -32601, "Method not found", {"method": method})
+
+    def execute(self, request_id, params):
+        name = params.get("toolName") if isinstance(params, dict) else None
+        tool_input = params.get("input", {}) if isinstance(params, dict) else None
+        tool = next((t for t in TOOLS if t["name"] == name), None)
+        if tool is None:
+            return error(request_id, -32602, "Unknown tool: %s" % name, {"toolName": name})
+        if not isinstance(tool_input, dict):
+            return error(request_id, -32602, "Input must be an object", {"toolName": name})
+        if FAULT != "skips-validation":
+            for required in tool["inputSchema"].get("required", []):
+                if required not in tool_input:
+                    return error(
+                        request_id,
+                        -32602,
+                        "Missing required parameter '%s'" % required,
+                        {"toolName": name},
+                    )
+        text = str(tool_input.get("text", "")) if name == "echo" else "2026-01-01T00:00:00Z"
+        return result(request_id, {"content": [{"type": "text", "text": text}], "isError": False})
+
+    def handle_line(self, line):
+        try:
+            message = json.loads(line)
+        except ValueError:
+            if FAULT == "ignores-malformed":
+                return None
+            return error(None, -32700, "Parse error")
+        if isinstance(message, list):
+            if not message:
+                return error(None, -32600, "Invalid Request")
+            replies = [r for r in (self.handle(m) for m in message) if r is not None]
+            return replies or None
+        return self.handle(message)
+
+
+def main():
+    session = Session()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        reply = session.handle_line(line)
+        if reply is not None:
+            send(reply)
+        if session.shutting_down:
+            if FAULT == "ignores-shutdown":
+                continue
+            sys.exit(1 if FAULT == "exit-1-on-shutdown" else 0)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+//! Property tests for the input validator: it never panics on any schema and input,
+//! its answers are deterministic, and it compares numbers exactly.
+
+use dhara_protocol::json::{Number, Object, Value};
+use dhara_protocol::schema::validate;
+use proptest::prelude::*;
+
+fn number() -> impl Strategy<Value = Number> {
+    prop_oneof![
+        any::<i64>().prop_map(Number::from),
+        "-?(0|[1-9][0-9]{0,25})(\\.[0-9]{1,8})?([eE][+-]?[0-9]{1,3})?"
+            .prop_map(|t| Number::from_text(&t).expect("generated from the grammar")),
+    ]
+}
+
+fn name() -> impl Strategy<Value = String> {
+    "[a-c]|url|a b|".prop_map(String::from)
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        number().prop_map(Value::Number),
+        ".{0,6}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 40, 5, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            prop::collection::vec((name(), inner), 0..5)
+                .prop_map(|m| Value::Object(Object::from_iter(m))),
+        ]
+    })
+}
+
+fn type_names() -> impl Strategy<Value = Value> {
+    let one = "null|boolean|object|array|number|integer|string|strng";
+    prop_oneof![
+        one.prop_map(Value::from),
+        prop::collection::vec(one.prop_map(Value::from), 0..4).prop_map(Value::Array),
+        value(),
+    ]
+}
+
+/// Schemas built from the keywords the validator knows (with well- and ill-formed
+/// values), and arbitrary values in schema position.
+fn schema() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        any::<bool>().prop_map(Value::Bool),
+        type_names().prop_map(|t| Value::Object(Object::from_iter([("type", t)]))),
+        value(),
+    ];
+    leaf.prop_recursive(4, 40, 6, |inner| {
+        let keyword = prop_oneof![
+            type_names().prop_map(|v| ("type", v)),
+            prop::collection::vec((name(), inner.clone()), 0..4)
+                .prop_map(|m| ("properties", Value::Object(Object::from_iter(m)))),
+            prop::collection::vec(name().prop_map(Value::from), 0..3)
+                .prop_map(|r| ("required", Value::Array(r))),
+            prop::collection::vec(value(), 0..4).prop_map(|e| ("enum", Value::Array(e))),
+            value().prop_map(|v| ("const", v)),
+            inner.clone().prop_map(|s| ("items", s)),
+            prop::collection::vec(inner.clone(), 0..3).prop_map(|s| ("items", Value::Array(s))),
+            prop::collection::vec(inner.clone(), 0..3)
+                .prop_map(|s| ("prefixItems", Value::Array(s))),
+            inner.clone().prop_map(|s| ("additionalItems", s)),
+            inner.clone().prop_map(|s| ("additionalProperties", s)),
+            (prop::sample::select(BOUND_KEYWORDS), value()),
+            any::<bool>().prop_map(|b| ("exclusiveMinimum", Value::Bool(b))),
+        ];
+        prop::collection::vec(keyword, 0..5).prop_map(|k| Value::Object(Object::from_iter(k)))
+    })
+}
+
+const BOUND_KEYWORDS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+];
+
+fn num(text: &str) -> Value {
+    Value::Number(Number::from_text(text).expect("a JSON number"))
+}
+
+/// `m × 10^-k` written out in plain decimal.
+fn plain_decimal(m: i64, k: u32) -> String {
+    let digits = m.unsigned_abs().to_string();
+    let k = k as usize;
+    let sign = if m < 0 { "-" } else { "" };
+    if k == 0 {
+        return format!("{sign}{digits}");
+    }
+    let padded = format!("{digits:0>width$}", width = k + 1);
+    let (int, frac) = padded.split_at(padded.len() - k);
+    format!("{sign}{int}.{frac}")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// No schema and input make the validator panic; the answer is the same every
+    /// time, and an error's path is rooted and its message non-empty.
+    #[test]
+    fn never_panics(schema in schema(), instance in value()) {
+        let first = validate(&schema, &instance);
+        prop_assert_eq!(&first, &validate(&schema, &instance));
+        if let Err(e) = first {
+            prop_assert!(e.path().starts_with('$'));
+            prop_assert!(!e.message().is_empty());
+        }
+    }
+
+    #[test]
+    fn arbitrary_values_as_schemas_never_panic(schema in value(), instance in value()) {
+        let _ = validate(&schema, &instance).map_err(|e| e.to_string());
+    }
+
+    /// A value equals itself for `const` and `enum`, and `true`/`false` decide alone.
+    #[test]
+    fn const_and_enum_are_reflexive(v in value(), others in prop::collection::vec(value(), 0..3)) {
+        let schema = Value::Object(Object::from_iter([("const", v.clone())]));
+        prop_assert_eq!(validate(&schema, &v), Ok(()));
+        let mut allowed = others;
+        allowed.push(v.clone());
+        let schema = Value::Object(Object::from_iter([("enum", Value::Array(allowed))]));
+        prop_assert_eq!(validate(&schema, &v), Ok(()));
+        prop_assert_eq!(validate(&Value::Bool(true), &v), Ok(()));
+        prop_assert!(validate(&Value::Bool(false), &v).is_err());
+    }
+
+    /// `m × 10^-k` compares like the integers `m × 10^(K-k)` do, whether it is written
+    /// plainly or with an exponent; `integer` accepts it exactly when it is integral.
+    #[test]
+    fn numbers_compare_exactly(a in any::<i32>(), ka in 0u32..6, b in any::<i32>(), kb in 0u32..6) {
+        let scaled = |m: i32, k: u32| i128::from(m) * 10i128.pow(6 - k);
+        let (x, y) = (scaled(a, ka), scaled(b, kb));
+        let bound = num(&plain_decimal(a.into(), ka));
+        let exp_form = num(&format!("{b}e-{kb}"));
+        let plain_form = num(&plain_decimal(b.into(), kb));
+        for instance in [&exp_form, &plain_form] {
+            let schema = |k: &str| Value::Object(Object::from_iter([(k, bound.clone())]));
+            prop_assert_eq!(validate(&schema("minimum"), instance).is_ok(), y >= x);
+            prop_assert_eq!(validate(&schema("maximum"), instance).is_ok(), y <= x);
+            prop_assert_eq!(validate(&schema("exclusiveMinimum"), instance).is_ok(), y > x);
+            prop_assert_eq!(validate(&schema("exclusiveMaximum"), instance).is_ok(), y < x);
+            prop_assert_eq!(validate(&schema("const"), instance).is_ok(), y == x);
+            let integer = Value::Object(Object::from_iter([("type", Value::from("integer"))]));
+            prop_assert_eq!(validate(&integer, instance).is_ok(), y % 1_000_000 == 0);
+        }
+    }
+}
