@@ -124,7 +124,8 @@ pub struct ExecuteParams {
 pub struct ToolResult {
     /// The content items.
     pub content: Vec<Content>,
-    /// `isError`.
+    /// `isError`: a tool-level failure. Absent or `null` on the wire reads as `false`;
+    /// always written.
     pub is_error: bool,
 }
 

@@ -60,7 +60,8 @@
 //! that holds it. [`SchemaError::message`] is a sentence a person or an LLM can act
 //! on; at the root it names the parameter (`Missing required parameter 'url'`), and
 //! deeper it ends with `at` and the path (`Missing required property 'host' at
-//! $.server`).
+//! $.server`). Values quoted in messages are cut at 40 characters, and an `enum`
+//! lists at most 10 of its values, so a message stays short whatever the input.
 //!
 //! # Depth
 //!
@@ -70,6 +71,11 @@
 //! its depth is bounded by the schema's own nesting, and it stops with an error at
 //! [`MAX_DEPTH`] levels. Equality for `enum` and `const` also uses a work list. No
 //! input or schema, however deep, can overflow the stack.
+//!
+//! Numbers are compared by their exact decimal text; exponents beyond ±10^30 are
+//! taken as ±10^30. The time taken is at most proportional to the size of the input
+//! times the size of the schema (and a logarithm, for objects compared by `enum` or
+//! `const`).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -237,16 +243,18 @@ impl<'a> Validator<'a> {
             Some(Value::Array(names)) if !names.is_empty() => names,
             _ => return Ok(()),
         };
-        let mut types = Vec::with_capacity(names.len());
         for name in names {
             match name.as_str().and_then(JsonType::from_name) {
-                Some(t) => types.push(t),
+                // A name that is not a type makes the whole keyword malformed: ignored.
                 None => return Ok(()),
+                Some(t) if t.accepts(instance) => return Ok(()),
+                Some(_) => {}
             }
         }
-        if types.iter().any(|t| t.accepts(instance)) {
-            return Ok(());
-        }
+        let types: Vec<JsonType> = names
+            .iter()
+            .filter_map(|n| n.as_str().and_then(JsonType::from_name))
+            .collect();
         let expected = Listed {
             items: &types,
             last_separator: " or ",

@@ -580,6 +580,26 @@ fn example_extension_exits_0_when_stdin_closes() {
     assert_eq!(stdout(&out), "");
 }
 
+#[test]
+fn example_extension_does_not_outlive_its_host() {
+    // A call that never ends is pending when stdin closes: the host is gone, so the
+    // extension exits after a 5 s allowance instead of lingering.
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"version":"0.1.0","cwd":"/"}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/execute","params":{"toolName":"hang","input":{}}}"#,
+        "\n",
+    );
+    let started = Instant::now();
+    let out = dhara_with_input(&["example-extension"], input);
+    let took = started.elapsed();
+    assert_eq!(code(&out), 0);
+    assert!(
+        took >= Duration::from_secs(5) && took < Duration::from_secs(15),
+        "{took:?}"
+    );
+}
+
 // ---- demo ----------------------------------------------------------------------------
 
 #[test]

@@ -538,15 +538,25 @@ fn lines_handed_in_before_the_exit_are_decoded_first() {
     let mut s = Session::ready(Config::default());
     let a = s.execute(url("a"));
     // The driver hands in the last bytes and the exit without polling in between.
-    s.core.handle_input(
-        s.now,
-        Input::Stdout(format!("{}\n", reply(a.get(), "last")).as_bytes()),
+    let last = format!(
+        "{}\n{}\n",
+        reply(a.get(), "last"),
+        r#"{"jsonrpc":"2.0","id":9,"method":"ask"}"#
     );
+    s.core.handle_input(s.now, Input::Stdout(last.as_bytes()));
     s.core.handle_input(s.now, Input::Exited { code: Some(0) });
     s.poll();
     let events = s.take_events();
     assert!(matches!(&events[0], Event::CallEnded { result: Ok(_), .. }));
-    assert_eq!(events[1], Event::Closed { code: Some(0) });
+    assert!(matches!(
+        &events[1],
+        Event::Protocol(PeerError::UnexpectedRequest { .. })
+    ));
+    assert_eq!(events[2], Event::Closed { code: Some(0) });
+    assert!(
+        s.take_written().is_empty(),
+        "nothing is written to a process that is gone"
+    );
     // Bytes reported after the exit are ignored.
     s.feed_line(&reply(a.get(), "again"));
     assert!(s.take_events().is_empty());
@@ -814,7 +824,13 @@ fn stdout_closed_while_running_ends_calls_and_shuts_down() {
     let mut s = Session::ready(Config::default());
     let a = s.execute(url("a"));
     s.now = secs(3);
-    s.input(Input::StdoutClosed);
+    s.core.handle_input(s.now, Input::StdoutClosed);
+    // Refused at once, before the next poll.
+    assert_eq!(
+        s.core.execute(s.now, "fetch_url", url("b")),
+        Err(UsageError::ShuttingDown)
+    );
+    s.poll();
     assert_eq!(
         s.take_events(),
         vec![

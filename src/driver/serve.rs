@@ -140,7 +140,8 @@ impl StdioExtension {
         if spawn_stdin_reader(input, to_loop.clone()).is_err() {
             return 1;
         }
-        let mut stdin_closed = false;
+        // Once stdin has closed: the instant by which the process exits in any case.
+        let mut exit_by = None;
         loop {
             match endpoint.poll_output() {
                 Output::Transmit(bytes) => {
@@ -155,7 +156,7 @@ impl StdioExtension {
                 Output::Event(event) => handle_event(&mut endpoint, event, &handlers, &to_loop),
                 Output::Exit { code } => return code,
                 Output::Wait => {
-                    let Some(wake) = next_wake(&wakes, stdin_closed) else {
+                    let Some(wake) = next_wake(&wakes, exit_by) else {
                         // Stdin closed and the calls still running did not finish in
                         // time: the host is gone, so exit.
                         return 0;
@@ -163,7 +164,7 @@ impl StdioExtension {
                     match wake {
                         Wake::Stdin(bytes) => endpoint.handle_input(Input::Stdin(&bytes)),
                         Wake::StdinClosed => {
-                            stdin_closed = true;
+                            exit_by = Some(std::time::Instant::now() + STDIN_CLOSED_GRACE);
                             endpoint.handle_input(Input::StdinClosed);
                         }
                         Wake::Progress(request, message) => {
@@ -192,12 +193,14 @@ impl core::fmt::Debug for StdioExtension {
     }
 }
 
-/// Waits for the next message; once stdin has closed, only for [`STDIN_CLOSED_GRACE`].
-fn next_wake(wakes: &Receiver<Wake>, stdin_closed: bool) -> Option<Wake> {
-    if stdin_closed {
-        wakes.recv_timeout(STDIN_CLOSED_GRACE).ok()
-    } else {
-        wakes.recv().ok()
+/// Waits for the next message; once stdin has closed, only until `exit_by`.
+fn next_wake(wakes: &Receiver<Wake>, exit_by: Option<std::time::Instant>) -> Option<Wake> {
+    match exit_by {
+        Some(exit_by) => {
+            let left = exit_by.saturating_duration_since(std::time::Instant::now());
+            wakes.recv_timeout(left).ok()
+        }
+        None => wakes.recv().ok(),
     }
 }
 

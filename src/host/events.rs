@@ -240,9 +240,9 @@ pub enum PeerError {
         /// The start of the unfinished line.
         line: Excerpt,
     },
-    /// A response whose id the Core never issued: an integer it has not used yet, a
-    /// negative or fractional-looking number, a string (even `"1"`: ids are never
-    /// matched by guess), or `null` with a result.
+    /// A response whose id the Core never issued: an integer it has not used yet (or
+    /// zero, or negative), a string (even `"1"`: ids are never matched by guess), or
+    /// `null` with a result.
     UnknownId {
         /// The id as it came.
         id: Id,
@@ -263,7 +263,7 @@ pub enum PeerError {
         error: ErrorObject,
     },
     /// The extension sent a request. The Core serves none, so it answered `-32601`
-    /// (Method not found).
+    /// (Method not found), unless the process had already exited.
     UnexpectedRequest {
         /// The request's id (echoed in the answer).
         id: Id,
