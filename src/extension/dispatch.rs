@@ -11,7 +11,6 @@ use crate::message::{
     method,
 };
 use crate::rpc::{self, DecodeError, ErrorCode, ErrorObject, Id, Incoming, Message, Request};
-use crate::schema;
 
 /// One frame from stdin, taken out of the decoder so the decoder is free again.
 enum Received {
@@ -178,11 +177,7 @@ impl Extension {
             return self.reply_error(route, id, error);
         };
         if self.config.validate_input {
-            if let Some(Err(e)) = tool
-                .input_schema
-                .as_ref()
-                .map(|s| schema::validate(s, &input))
-            {
+            if let Err(e) = tool.check_input(&input) {
                 let error =
                     ErrorObject::new(ErrorCode::InvalidParams, e.message()).with_data(data([
                         ("toolName", Value::from(tool_name)),
