@@ -293,17 +293,19 @@ fn progress_with_several_calls_and_no_id_is_unattributed() {
     s.execute(url("a"));
     s.execute(url("b"));
     s.feed_line(r#"{"jsonrpc":"2.0","method":"progress","params":{"message":"Parsing HTML..."}}"#);
-    // An id member naming no call in flight is unattributed too.
+    // An id member naming no call in flight, or of the wrong type, is unattributed too.
+    s.feed_line(r#"{"jsonrpc":"2.0","method":"progress","params":{"message":"x","id":"2"}}"#);
     s.feed_line(r#"{"jsonrpc":"2.0","method":"progress","params":{"message":"x","id":77}}"#);
     // Progress whose params do not fit is reported.
     s.feed_line(r#"{"jsonrpc":"2.0","method":"progress","params":{"text":"no message"}}"#);
     let events = s.take_events();
     assert!(matches!(events[0], Event::Progress { call: None, .. }));
     assert!(matches!(events[1], Event::Progress { call: None, .. }));
+    assert!(matches!(events[2], Event::Progress { call: None, .. }));
     assert!(
-        matches!(&events[2], Event::Protocol(PeerError::InvalidParams { method, .. }) if method == "progress")
+        matches!(&events[3], Event::Protocol(PeerError::InvalidParams { method, .. }) if method == "progress")
     );
-    assert_eq!(events.len(), 3);
+    assert_eq!(events.len(), 4);
 }
 
 #[test]
@@ -631,6 +633,7 @@ fn a_reply_with_an_unknown_id_is_reported() {
     s.feed_line(&reply(99, "?"));
     s.feed_line(&reply(0, "?"));
     s.feed_line(r#"{"jsonrpc":"2.0","id":-2,"result":{}}"#);
+    s.feed_line(r#"{"jsonrpc":"2.0","id":null,"result":{}}"#);
     assert_eq!(
         s.take_events(),
         vec![
@@ -639,6 +642,7 @@ fn a_reply_with_an_unknown_id_is_reported() {
             protocol(PeerError::UnknownId {
                 id: Id::Number(json::Number::from(-2i64))
             }),
+            protocol(PeerError::UnknownId { id: Id::Null }),
         ]
     );
     assert_eq!(s.core.calls_in_flight(), 1);
