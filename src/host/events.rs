@@ -129,7 +129,11 @@ pub enum CallError {
     /// The extension answered with a result that does not have the shape of the
     /// method's result.
     InvalidResult(FieldError),
-    /// The reply was longer than `max_line_bytes` and was discarded.
+    /// The reply was longer than `max_line_bytes` and was discarded. The call ends as
+    /// soon as the line passes the limit, when the kept start of the line shows it is
+    /// a response with this call's id: that is, when `id` comes before the `result` or
+    /// `error` member, as most JSON-RPC writers put it. Otherwise the line is reported
+    /// as [`PeerError::LineTooLong`] and the call ends by its deadline.
     TooLarge {
         /// Its length in bytes.
         len: u64,
