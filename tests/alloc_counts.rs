@@ -304,7 +304,8 @@ impl Pair {
     }
 }
 
-/// The bounds: what was measured when this test was written, plus a small margin.
+/// The bounds: what was measured when this test was written (in the test profile;
+/// an optimized build makes one allocation fewer on each side), plus a small margin.
 /// Allocations are counted with `alloc` and `alloc_zeroed`; growing a buffer would
 /// show as a `realloc`.
 ///

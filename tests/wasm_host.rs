@@ -4,7 +4,8 @@
 //! `wasm32-unknown-unknown`, then runs `tests/wasm-host/host.mjs` under Node.js: the
 //! script spawns `dhara example-extension`, pipes bytes between it and the Core in
 //! wasm, keeps time, honours the Core's deadlines and carries out its kill decision.
-//! Skipped, with a message saying why, when `node` or the wasm32 target is missing.
+//! Skipped, with a message saying why, when `node` or the wasm32 target is missing;
+//! with `DHARA_REQUIRE_WASM_DEMO=1` (as in CI) a missing one fails the test instead.
 #![cfg(feature = "std")]
 
 use std::path::{Path, PathBuf};
@@ -25,15 +26,13 @@ const EXPECTED: &[&str] = &[
 fn core_in_wasm_drives_a_real_extension_from_node() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     if let Err(why) = node_version() {
-        println!("SKIPPED the WASM host demo: `node` cannot be run ({why})");
-        return;
+        return skip(&format!("`node` cannot be run ({why})"));
     }
     if !wasm_target_installed() {
-        println!(
-            "SKIPPED the WASM host demo: the wasm32-unknown-unknown target is not installed \
-             (rustup target add wasm32-unknown-unknown)"
+        return skip(
+            "the wasm32-unknown-unknown target is not installed \
+             (rustup target add wasm32-unknown-unknown)",
         );
-        return;
     }
 
     let wasm = build_wasm(root);
@@ -55,6 +54,13 @@ fn core_in_wasm_drives_a_real_extension_from_node() {
     for line in EXPECTED {
         assert!(stdout.contains(line), "missing `{line}` in:\n{stdout}");
     }
+}
+
+/// Says why the demo does not run; fails instead when it is required.
+fn skip(why: &str) {
+    let required = std::env::var_os("DHARA_REQUIRE_WASM_DEMO").is_some_and(|v| v == "1");
+    assert!(!required, "the WASM host demo is required, but {why}");
+    println!("SKIPPED the WASM host demo: {why}");
 }
 
 fn node_version() -> Result<String, String> {

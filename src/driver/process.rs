@@ -618,19 +618,29 @@ impl core::fmt::Debug for ExtensionProcess {
     }
 }
 
-/// Kills the process group `group` with `kill -s KILL -- -<group>` (no `libc` needed),
-/// and the child itself in any case (in case there is no group, or no `kill` command).
+/// Kills the process group `group` with `kill -s KILL -- -<group>`, which needs no
+/// `libc`: the `kill` program, or the shell's own `kill` where there is no such
+/// program (minimal container images). Then kills the child itself in any case.
 fn kill_group(child: &mut Child, group: Option<u32>) {
     if let Some(pgid) = group {
-        let _ = Command::new("kill")
-            .args(["-s", "KILL", "--"])
-            .arg(format!("-{pgid}"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        let target = format!("-{pgid}");
+        let killed = run_quietly(Command::new("kill").args(["-s", "KILL", "--", &target]));
+        if !killed {
+            let script = r#"kill -s KILL -- "$0""#;
+            run_quietly(Command::new("sh").args(["-c", script, &target]));
+        }
     }
     let _ = child.kill();
+}
+
+/// Runs a command with no input or output; `true` when it ran and succeeded.
+fn run_quietly(command: &mut Command) -> bool {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
 }
 
 /// Starts the threads that own the child's pipes: readers for stdout and stderr

@@ -30,7 +30,6 @@ use crate::frame::{self, LineDecoder};
 use crate::json::Value;
 use crate::message::{ExecuteParams, InitializeParams, Tool, method};
 use crate::rpc::{self, DecodeError, Id, Message, Response};
-use crate::schema;
 use crate::time::Instant;
 
 use calls::{Call, CallKind, Calls};
@@ -400,8 +399,8 @@ impl Core {
                 name: params.tool_name,
             });
         };
-        if let (true, Some(input_schema)) = (self.config.validate_input, &tool.input_schema) {
-            if let Err(error) = schema::validate(input_schema, &params.input) {
+        if self.config.validate_input {
+            if let Err(error) = tool.check_input(&params.input) {
                 return Err(UsageError::InvalidInput {
                     tool: params.tool_name,
                     error,

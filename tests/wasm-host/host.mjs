@@ -37,6 +37,10 @@ const utf8 = new TextDecoder();
 
 const now = () => performance.now();
 const t0 = now();
+// The time last handed to the Core: what its decisions are measured against.
+let coreNow = t0;
+/** The current time, noted as the Core's. */
+const tick = () => (coreNow = now());
 const log = (text) => console.log(`[${(now() - t0).toFixed(0).padStart(5)} ms] ${text}`);
 const short = (text) => (text.length > 150 ? `${text.slice(0, 150)}…` : text);
 
@@ -55,7 +59,7 @@ function output() {
 /** Calls a tool; returns the call id, or throws with the Core's reason. */
 function execute(toolName, input, timeoutMs = 0) {
   const len = put(Buffer.from(JSON.stringify({ toolName, input })));
-  const call = core.core_execute(len, timeoutMs, now());
+  const call = core.core_execute(len, timeoutMs, tick());
   if (call === 0) throw new Error(`execute ${toolName} refused: ${utf8.decode(output())}`);
   log(`call ${call}: ${toolName} ${JSON.stringify(input)}${timeoutMs ? ` (timeout ${timeoutMs} ms)` : ''}`);
   return call;
@@ -92,10 +96,10 @@ function onEvent(event) {
         calls.sleep = execute('sleep', { ms: SLEEP_MS });
       } else if (event.call === calls.sleep && event.executed) {
         seen.slept = event.executed.content[0]?.text;
-        seen.hangStartedAt = now();
         calls.hang = execute('hang', {}, HANG_TIMEOUT_MS);
+        seen.hangStartedAt = coreNow;
       } else if (event.call === calls.hang && event.error?.kind === 'Timeout') {
-        seen.timedOutAt = now();
+        seen.timedOutAt = coreNow;
       } else {
         seen.problems.push(`unexpected end of call ${event.call}: ${JSON.stringify(event)}`);
       }
@@ -135,7 +139,7 @@ function pump() {
     } else if (kind === POLL_EVENT) {
       onEvent(JSON.parse(utf8.decode(output())));
     } else if (kind === POLL_KILL) {
-      seen.killAt = now();
+      seen.killAt = coreNow;
       log(`kill decision: SIGKILL to pid ${child.pid}`);
       child.kill('SIGKILL');
     } else if (kind === POLL_WAIT) {
@@ -145,7 +149,7 @@ function pump() {
       if (deadline >= 0) {
         timer = setTimeout(() => {
           timer = null;
-          core.core_timeout(now());
+          core.core_timeout(tick());
           pump();
         }, Math.max(0, Math.ceil(deadline - now())));
       }
@@ -159,19 +163,19 @@ function pump() {
 child.stdout.on('data', (chunk) => {
   for (const line of utf8.decode(chunk).split('\n').filter(Boolean)) log(`extension -> core ${short(line)}`);
   const len = put(chunk);
-  core.core_stdout(len, now());
+  core.core_stdout(len, tick());
   pump();
 });
 child.stdout.on('end', () => {
   log('extension stdout closed');
-  core.core_stdout_closed(now());
+  core.core_stdout_closed(tick());
   pump();
 });
 child.on('close', (code, signal) => {
   seen.exit = { code, signal };
   log(`extension exited: code ${code}, signal ${signal}`);
-  core.core_stdout_closed(now());
-  core.core_exited(code ?? -1, now());
+  core.core_stdout_closed(tick());
+  core.core_exited(code ?? -1, coreNow);
   pump();
 });
 child.on('error', (e) => {
@@ -187,7 +191,7 @@ const giveUp = setTimeout(() => {
 
 core.core_new(TIMEOUT_MS, GRACE_MS);
 const cwd = put(Buffer.from(process.cwd()));
-calls.initialize = core.core_initialize(cwd, now());
+calls.initialize = core.core_initialize(cwd, tick());
 if (calls.initialize === 0) throw new Error(`initialize refused: ${utf8.decode(output())}`);
 pump();
 
