@@ -417,21 +417,17 @@ impl<'a> Reader<'a> {
         lone: LoneSurrogate,
         replaced: &mut bool,
     ) -> Result<usize, Error> {
-        let short = match self.input.get(at + 1) {
-            Some(b'"') => b'"',
-            Some(b'\\') => b'\\',
-            Some(b'/') => b'/',
-            Some(b'b') => 0x08,
-            Some(b'f') => 0x0C,
-            Some(b'n') => b'\n',
-            Some(b'r') => b'\r',
-            Some(b't') => b'\t',
-            Some(b'u') => return self.unicode_escape(at, out, lone, replaced),
-            Some(_) => return Err(self.error(ErrorKind::InvalidEscape, at)),
-            None => return Err(self.error(ErrorKind::UnexpectedEnd, at + 1)),
+        let Some(&letter) = self.input.get(at + 1) else {
+            return Err(self.error(ErrorKind::UnexpectedEnd, at + 1));
         };
-        out.push_ascii(short);
-        Ok(at + 2)
+        match SHORT_ESCAPES[usize::from(letter)] {
+            0 if letter == b'u' => self.unicode_escape(at, out, lone, replaced),
+            0 => Err(self.error(ErrorKind::InvalidEscape, at)),
+            decoded => {
+                out.push_ascii(decoded);
+                Ok(at + 2)
+            }
+        }
     }
 
     /// Decodes `\uXXXX` at `input[at]`, joining a surrogate pair written as two escapes.
@@ -540,6 +536,20 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// What each two-character escape `\x` stands for, by the byte `x`; 0 for the rest.
+static SHORT_ESCAPES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table[b'/' as usize] = b'/';
+    table[b'b' as usize] = 0x08;
+    table[b'f' as usize] = 0x0C;
+    table[b'n' as usize] = b'\n';
+    table[b'r' as usize] = b'\r';
+    table[b't' as usize] = b'\t';
+    table
+};
+
 /// The value of four hex digits at `input[at..]`.
 #[inline]
 fn hex4(input: &[u8], at: usize) -> Option<u32> {
@@ -626,16 +636,38 @@ fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
 /// The index of the first `"`, `\` or control byte at or after `from`, or
 /// `input.len()`.
 ///
-/// Short runs (member names, small values) end within the first two words, found
-/// with bit tricks on `u64`s. Longer runs go on in 64-byte blocks, written so the
-/// compiler checks each block with vector compares; the block holding the special
-/// byte is then searched a word at a time.
+/// Short runs (member names, small values, text between escapes) mostly end within
+/// the first word, checked here with bit tricks on a `u64`; longer ones go on in
+/// [`find_special_after`].
 #[inline]
 pub(crate) fn find_special(input: &[u8], from: usize) -> usize {
+    match word_at(input, from) {
+        Some(word) => {
+            let found = special_bytes(word);
+            if found != 0 {
+                return from + (found.trailing_zeros() / 8) as usize;
+            }
+            find_special_after(input, from + 8)
+        }
+        None => {
+            let tail = input.get(from..).unwrap_or_default();
+            from + tail
+                .iter()
+                .position(|&b| is_special(b))
+                .unwrap_or(tail.len())
+        }
+    }
+}
+
+/// [`find_special`] past its first word: three more words, then 64-byte blocks,
+/// written so the compiler checks each block with vector compares; the block
+/// holding the special byte is then searched a word at a time.
+#[inline(never)]
+fn find_special_after(input: &[u8], from: usize) -> usize {
     const BLOCK: usize = 64;
     let rest = input.get(from..).unwrap_or_default();
     let mut i = 0;
-    while i < 16 {
+    while i < 24 {
         let Some(word) = word_at(rest, i) else { break };
         let found = special_bytes(word);
         if found != 0 {
