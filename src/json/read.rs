@@ -814,17 +814,18 @@ impl Sink for Skip {
     fn close(&mut self, _: bool, _: bool) {}
 }
 
-/// Builds a [`Value`]. Finished members and elements wait on one scratch stack;
-/// when a container closes, its part of the stack moves into one exact-size `Vec`,
-/// so each container costs one allocation. With `std` the scratch stack is kept per
+/// Builds a [`Value`]. Finished members and elements wait on scratch stacks; when
+/// a container closes, its part of a stack moves into one exact-size `Vec`, so each
+/// container costs one allocation. With `std` the scratch stacks are kept per
 /// thread between parses, so a parse allocates only what it returns.
 #[derive(Default)]
 struct Tree {
-    /// Object members with their names (a member is pushed with a `null`
-    /// placeholder when its name is read), array elements with an empty name (which
-    /// does not allocate), and the root value.
-    items: Vec<(String, Value)>,
-    /// For each open container, where its items start.
+    /// Members of the open objects. A member is pushed with a `null` placeholder
+    /// when its name is read.
+    members: Vec<(String, Value)>,
+    /// Elements of the open arrays, and the root value.
+    elements: Vec<Value>,
+    /// For each open container, where its members or elements start.
     starts: Vec<usize>,
 }
 
@@ -835,6 +836,16 @@ const KEEP_SCRATCH_ITEMS: usize = 4096;
 #[cfg(feature = "std")]
 std::thread_local! {
     static SCRATCH: core::cell::Cell<Option<Tree>> = const { core::cell::Cell::new(None) };
+}
+
+/// The items of `stack` from `start` on, moved into a `Vec` of their own.
+#[inline]
+fn split_off<T>(stack: &mut Vec<T>, start: usize) -> Vec<T> {
+    match start {
+        0 => stack.drain(..).collect(),
+        _ if start <= stack.len() => stack.split_off(start),
+        _ => Vec::new(),
+    }
 }
 
 impl Tree {
@@ -849,10 +860,11 @@ impl Tree {
 
     /// The root value; the scratch stacks go back for the next parse.
     fn finish(mut self) -> Value {
-        let root = self.items.pop().map(|(_, v)| v).unwrap_or_default();
+        let root = self.elements.pop().unwrap_or_default();
         #[cfg(feature = "std")]
-        if self.items.capacity() <= KEEP_SCRATCH_ITEMS {
-            self.items.clear();
+        if self.members.capacity().max(self.elements.capacity()) <= KEEP_SCRATCH_ITEMS {
+            self.members.clear();
+            self.elements.clear();
             self.starts.clear();
             let _ = SCRATCH.try_with(|s| s.set(Some(self)));
         }
@@ -862,16 +874,16 @@ impl Tree {
     #[inline]
     fn string(&mut self, s: String, place: Place) {
         match place {
-            Place::Name => self.items.push((s, Value::Null)),
+            Place::Name => self.members.push((s, Value::Null)),
             Place::Value { in_object } => self.complete(Value::String(s), in_object),
         }
     }
 
     #[inline]
     fn complete(&mut self, v: Value, in_object: bool) {
-        match self.items.last_mut() {
+        match self.members.last_mut() {
             Some(member) if in_object => member.1 = v,
-            _ => self.items.push((String::new(), v)),
+            _ => self.elements.push(v),
         }
     }
 }
@@ -898,17 +910,21 @@ impl Sink for Tree {
         self.complete(Value::Number(Number::from_checked_bytes(text)), in_object);
     }
     #[inline]
-    fn open(&mut self, _: bool) {
-        self.starts.push(self.items.len());
+    fn open(&mut self, object: bool) {
+        let start = if object {
+            self.members.len()
+        } else {
+            self.elements.len()
+        };
+        self.starts.push(start);
     }
     #[inline]
     fn close(&mut self, object: bool, in_object: bool) {
-        let start = self.starts.pop().unwrap_or_default().min(self.items.len());
-        let items = self.items.drain(start..);
+        let start = self.starts.pop().unwrap_or_default();
         let v = if object {
-            Value::Object(Object::from(items.collect::<Vec<_>>()))
+            Value::Object(Object::from(split_off(&mut self.members, start)))
         } else {
-            Value::Array(items.map(|(_, v)| v).collect())
+            Value::Array(split_off(&mut self.elements, start))
         };
         self.complete(v, in_object);
     }
