@@ -24,7 +24,8 @@
 //! - **Put the child in its own process group and kill the group.** Launchers such as
 //!   `npx` or shell wrappers leave grandchildren behind when only the child is killed.
 //!   On Unix the child is started with `process_group(0)` and killed with
-//!   `kill -KILL -<pgid>`, which needs no `libc`.
+//!   `kill -s KILL -- -<pgid>` (the `kill` program, or the shell's), which needs no
+//!   `libc`.
 //! - **Report the end of stdout, then the exit.** Read stdout to its end, report
 //!   `StdoutClosed`, then `Exited` with the code (after a short wait, in case a
 //!   grandchild holds the pipe open).

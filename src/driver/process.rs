@@ -183,24 +183,16 @@ impl ExtensionProcess {
         let mut child = command.spawn()?;
         let clock = Clock::new();
         let process_group = if cfg!(unix) { Some(child.id()) } else { None };
-
         let (to_loop, from_child) = mpsc::sync_channel(CHANNEL_CHUNKS);
-        let stdout = child.stdout.take().ok_or_else(|| missing_pipe("stdout"))?;
-        let stderr = child.stderr.take().ok_or_else(|| missing_pipe("stderr"))?;
-        let stdin = child.stdin.take().ok_or_else(|| missing_pipe("stdin"))?;
-        spawn_reader(
-            stdout,
-            to_loop.clone(),
-            FromChild::Stdout,
-            Some(FromChild::StdoutClosed),
-        )?;
-        spawn_reader(
-            stderr,
-            to_loop.clone(),
-            FromChild::Stderr,
-            Some(FromChild::StderrClosed),
-        )?;
-        let stdin = spawn_writer(stdin)?;
+        let stdin = match start_threads(&mut child, &to_loop) {
+            Ok(stdin) => stdin,
+            Err(e) => {
+                // No thread, no driver: leave no process behind either.
+                kill_group(&mut child, process_group);
+                let _ = child.wait();
+                return Err(e);
+            }
+        };
 
         Ok(ExtensionProcess {
             core: Core::new(options.config),
@@ -222,6 +214,12 @@ impl ExtensionProcess {
             stdout_line: LineBuffer::default(),
             deferred: VecDeque::new(),
         })
+    }
+
+    /// The events, one by one, as [`next_event`](ExtensionProcess::next_event) gives
+    /// them: `for event in extension.events() { ... }` runs the session to its end.
+    pub fn events(&mut self) -> impl Iterator<Item = Event> + '_ {
+        core::iter::from_fn(move || self.next_event())
     }
 
     /// Sets the hook told about every line in either direction, stderr lines, and the
@@ -620,19 +618,45 @@ impl core::fmt::Debug for ExtensionProcess {
     }
 }
 
-/// Kills the process group `group` with `kill -s KILL -- -<group>` (no `libc` needed),
-/// and the child itself in any case (in case there is no group, or no `kill` command).
+/// Kills the process group `group` with `kill -s KILL -- -<group>`, which needs no
+/// `libc`: the `kill` program, or the shell's own `kill` where there is no such
+/// program (minimal container images). Then kills the child itself in any case.
 fn kill_group(child: &mut Child, group: Option<u32>) {
     if let Some(pgid) = group {
-        let _ = Command::new("kill")
-            .args(["-s", "KILL", "--"])
-            .arg(format!("-{pgid}"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        let target = format!("-{pgid}");
+        let killed = run_quietly(Command::new("kill").args(["-s", "KILL", "--", &target]));
+        if !killed {
+            let script = r#"kill -s KILL -- "$0""#;
+            run_quietly(Command::new("sh").args(["-c", script, &target]));
+        }
     }
     let _ = child.kill();
+}
+
+/// Runs a command with no input or output; `true` when it ran and succeeded.
+fn run_quietly(command: &mut Command) -> bool {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// Starts the threads that own the child's pipes: readers for stdout and stderr
+/// feeding `to_loop`, and the stdin writer, whose sender is returned.
+fn start_threads(
+    child: &mut Child,
+    to_loop: &SyncSender<FromChild>,
+) -> io::Result<Sender<Vec<u8>>> {
+    let stdout = child.stdout.take().ok_or_else(|| missing_pipe("stdout"))?;
+    let stderr = child.stderr.take().ok_or_else(|| missing_pipe("stderr"))?;
+    let stdin = child.stdin.take().ok_or_else(|| missing_pipe("stdin"))?;
+    let stdout_end = Some(FromChild::StdoutClosed);
+    spawn_reader(stdout, to_loop.clone(), FromChild::Stdout, stdout_end)?;
+    let stderr_end = Some(FromChild::StderrClosed);
+    spawn_reader(stderr, to_loop.clone(), FromChild::Stderr, stderr_end)?;
+    spawn_writer(stdin)
 }
 
 fn missing_pipe(name: &str) -> io::Error {

@@ -8,7 +8,7 @@ use super::Core;
 use super::calls::{CallKind, EndReason, Match};
 use super::events::{CallError, Event, Excerpt, PeerError, Reply};
 use crate::frame::Frame;
-use crate::json::{ParseOptions, Reader, Value};
+use crate::json::Value;
 use crate::message::{InitializeResult, Progress, ToolList, ToolResult, method};
 use crate::rpc::{
     self, DecodeError, ErrorCode, ErrorObject, Id, Incoming, Message, Notification, Request,
@@ -201,38 +201,19 @@ fn length(len: impl TryInto<u64>) -> u64 {
 
 /// The id of a response, read from the first bytes of a line too long to decode.
 ///
-/// It reads the top-level members in order with the JSON reader and stops at the
-/// first one it cannot read whole. It gives the `id` only when the line is a response
-/// (a `result` or `error` member was reached, and no `method`) and the id itself was
-/// read whole (bytes follow it in the prefix, so a number cut short is never taken).
-/// So it finds the id when `id` comes before the large member, as this crate and most
-/// JSON-RPC libraries write it; a line that puts `id` after a large `result` is only
-/// reported, and its call ends by its deadline.
+/// [`rpc::scan_prefix`] reads the top-level members in order and stops at the first
+/// one it cannot read whole, so an id number cut short is never taken. The id counts
+/// only when the line is a response (a `result` or `error` member was reached, and no
+/// `method`). So it finds the id when `id` comes before the large member, as this
+/// crate and most JSON-RPC libraries write it; a line that puts `id` after a large
+/// `result` is only reported, and its call ends by its deadline.
 fn response_id(prefix: &[u8]) -> Option<Id> {
-    let mut reader = Reader::new(prefix, &ParseOptions::DEFAULT);
-    reader.begin_object().ok()?;
-    let mut id = None;
-    while let Ok(Some(name)) = reader.next_member() {
-        match name.as_str() {
-            "id" => {
-                let value = reader.read_value().ok()?;
-                reader.peek()?;
-                id = Some(value);
-            }
-            "method" => return None,
-            "result" | "error" => {
-                return match id? {
-                    Value::Number(n) => Some(Id::Number(n)),
-                    Value::String(s) => Some(Id::String(s)),
-                    _ => None,
-                };
-            }
-            _ => {
-                reader.skip_value().ok()?;
-            }
-        }
+    let found = rpc::scan_prefix(prefix);
+    if found.has_outcome && !found.has_method {
+        found.id.filter(|id| !id.is_null())
+    } else {
+        None
     }
-    None
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! `dhara tools`, `dhara call` and `dhara session`: talking to any extension.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -239,7 +239,51 @@ pub fn session(words: &[String]) -> Status {
 /// A line of the session's input, numbered from 1, or its end.
 enum Line {
     Text(usize, String),
+    /// A line longer than [`MAX_SESSION_LINE`], skipped.
+    TooLong(usize),
     End,
+}
+
+/// The longest session line: the same bound as a protocol line.
+const MAX_SESSION_LINE: usize = dhara_protocol::frame::DEFAULT_MAX_LINE_BYTES;
+
+/// Reads `input` line by line, numbering every line (blank ones too), and sends each
+/// to the session; a line longer than [`MAX_SESSION_LINE`] is skipped, not kept.
+fn read_lines(mut input: impl BufRead, to_session: mpsc::SyncSender<Line>) {
+    let limit = u64::try_from(MAX_SESSION_LINE).unwrap_or(u64::MAX);
+    for number in 1.. {
+        let mut line = Vec::new();
+        match (&mut input).take(limit).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let message = if line.ends_with(b"\n") || line.len() < MAX_SESSION_LINE {
+            let text = String::from_utf8_lossy(&line).trim_end().to_string();
+            Line::Text(number, text)
+        } else {
+            skip_rest_of_line(&mut input);
+            Line::TooLong(number)
+        };
+        if to_session.send(message).is_err() {
+            return;
+        }
+    }
+    let _ = to_session.send(Line::End);
+}
+
+fn skip_rest_of_line(input: &mut impl BufRead) {
+    while let Ok(buf) = input.fill_buf() {
+        if buf.is_empty() {
+            return;
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(end) => return input.consume(end + 1),
+            None => {
+                let all = buf.len();
+                input.consume(all);
+            }
+        }
+    }
 }
 
 /// A call the session started and has not printed yet.
@@ -251,15 +295,7 @@ struct Pending {
 
 fn run_session(extension: &mut ExtensionProcess, options: &Options) -> Status {
     let (to_session, lines) = mpsc::sync_channel(16);
-    thread::spawn(move || {
-        for (index, line) in std::io::stdin().lock().lines().enumerate() {
-            let Ok(line) = line else { break };
-            if to_session.send(Line::Text(index + 1, line)).is_err() {
-                return;
-            }
-        }
-        let _ = to_session.send(Line::End);
-    });
+    thread::spawn(move || read_lines(std::io::stdin().lock(), to_session));
 
     let mut worst = Status::Success;
     let mut pending: Vec<Pending> = Vec::new();
@@ -277,6 +313,12 @@ fn run_session(extension: &mut ExtensionProcess, options: &Options) -> Status {
                     }
                 }
                 Line::Text(..) => {}
+                Line::TooLong(number) => {
+                    let message = format!("line {number} is longer than {MAX_SESSION_LINE} bytes");
+                    let failure = Failure::new(Status::Usage, "usage", message);
+                    worst = worst.max(failure.status);
+                    print_session_line(number, None, Err(failure));
+                }
                 Line::End => input_ended = true,
             }
         }
@@ -408,4 +450,34 @@ fn parse(words: &[String], command: &str) -> Result<Invocation, Status> {
 
 fn stderr() -> Stderr {
     Stderr::Prefixed(String::from(STDERR_PREFIX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_of(input: &[u8]) -> Vec<String> {
+        let (tx, rx) = mpsc::sync_channel(100);
+        read_lines(input, tx);
+        rx.iter()
+            .map(|line| match line {
+                Line::Text(n, text) => format!("{n}:{text}"),
+                Line::TooLong(n) => format!("{n}:too long"),
+                Line::End => String::from("end"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn session_lines_are_numbered_with_blanks_counted() {
+        assert_eq!(lines_of(b"a\n\nb\r\nc"), ["1:a", "2:", "3:b", "4:c", "end"]);
+        assert_eq!(lines_of(b""), ["end"]);
+    }
+
+    #[test]
+    fn an_overlong_session_line_is_skipped_and_the_next_one_read() {
+        let mut input = vec![b'x'; MAX_SESSION_LINE + 10];
+        input.extend_from_slice(b"\nnext\n");
+        assert_eq!(lines_of(&input), ["1:too long", "2:next", "end"]);
+    }
 }

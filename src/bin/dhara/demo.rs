@@ -96,9 +96,10 @@ impl Demo {
         );
 
         self.step("initialize");
+        let cwd = std::env::current_dir().unwrap_or_default();
         let info = self
             .extension
-            .initialize(".")
+            .initialize(&cwd.display().to_string())
             .map_err(|e| format!("initialize: {e}"))?;
         outln!(
             "   {} {} offers {} tools:",
@@ -186,7 +187,7 @@ impl Demo {
             .core_mut()
             .execute_with(now, params, options)
             .map_err(|e| format!("hang: {e}"))?;
-        while let Some(event) = self.extension.next_event() {
+        for event in self.extension.events() {
             let at = self.started.elapsed().as_secs_f64();
             match event {
                 Event::CallEnded {
