@@ -842,7 +842,13 @@ std::thread_local! {
 #[inline]
 fn split_off<T>(stack: &mut Vec<T>, start: usize) -> Vec<T> {
     match start {
-        0 => stack.drain(..).collect(),
+        // Not `split_off(0)` or `take`: the scratch stack keeps its capacity, the
+        // container gets exactly its length.
+        0 => {
+            let mut all = Vec::with_capacity(stack.len());
+            all.append(stack);
+            all
+        }
         _ if start <= stack.len() => stack.split_off(start),
         _ => Vec::new(),
     }
