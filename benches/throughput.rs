@@ -1,300 +1,563 @@
-//! Throughput of the JSON and framing layers against a plain byte scan.
+//! Throughput of every layer on protocol-shaped traffic, against a plain byte scan.
 //!
-//! Run with `cargo bench --bench throughput`. Two workloads, generated the same
-//! way on every run (a fixed-seed xorshift, no dependencies):
+//! Run with `cargo bench --bench throughput` (set `DHARA_BENCH_MB=2` for a quick run).
+//! Six shapes of traffic are generated in-process, the same bytes on every run
+//! (`throughput/traffic.rs`). For each shape, after a warm-up, the median of several
+//! repetitions is printed as a markdown table, for:
 //!
-//! - one large tool result: a single ~8 MiB line whose text is source-like code,
-//!   with the escapes such text needs (`\n`, `\t`, `\"`, `\\`, `\u`) and
-//!   non-ASCII characters;
-//! - a stream of small `tools/execute` requests, one per line, of the same total size.
+//! - `floor`: every byte read once, a word at a time (rotate-and-XOR folding `u64`s), the
+//!   speed of a plain scalar pass over the bytes on this machine, in this run;
+//! - (a) `json::parse`: each line to an owned [`json::Value`];
+//! - (b) `rpc::decode`: each line as an endpoint decodes it: the envelope (`jsonrpc`,
+//!   `id`, `method`) read without building a tree, the whole line validated,
+//!   `params` / `result` / `error` built as a `Value`;
+//! - (c) `json::write_value` of the values from (a), and `rpc::write_message` of
+//!   the messages from (b), each into one reused buffer;
+//! - (d) `frame::LineDecoder` fed the stream in 64 KiB chunks;
+//! - (e) `tools/execute` round trips: `host::Core` writes the request, the bytes go
+//!   into `extension::Extension`, which hands out the call, gets the answer (with a
+//!   `progress` first where the shape has one) and writes the response, and those
+//!   bytes go back into the Core until it reports `CallEnded`. Messages/s there are
+//!   calls/s; MB/s counts the bytes both endpoints wrote.
 //!
-//! Each is timed (median of several runs, after a warm-up) for
-//!
-//! - the floor: reading every byte once, a word at a time (XOR-folding `u64`s),
-//! - `frame::LineDecoder`, fed in 64 KiB chunks as a pipe would deliver them,
-//! - `json::parse` of the whole buffer (for the single large line),
-//! - both together: each line framed, then parsed,
-//!
-//! and printed as a markdown table of MB/s and the ratio to the floor.
+//! Every row is also given as a ratio to the floor, so runs on noisy machines stay
+//! comparable, and (a), (b), (c) and (e) with the heap allocations per message.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use dhara_protocol::frame::{Frame, LineDecoder, write_line};
-use dhara_protocol::json;
+use dhara_protocol::extension::{self, Extension, ServerInfo};
+use dhara_protocol::frame::{Frame, LineDecoder};
+use dhara_protocol::host::{self, CallId, Core, Reply};
+use dhara_protocol::json::{self, Object, Value};
+use dhara_protocol::message::{InitializeParams, Progress, Tool, ToolResult};
+use dhara_protocol::rpc::{self, Incoming, Message};
+use dhara_protocol::time;
 
-/// Size of the large tool result's text, and of the stream of small requests.
-const TARGET_BYTES: usize = 8 * 1024 * 1024;
+#[path = "throughput/traffic.rs"]
+mod traffic;
+
+use traffic::Traffic;
+
+// ---- Counting allocations --------------------------------------------------------
+
+/// The system allocator, counting how often it is asked for memory.
+///
+/// This is the only `unsafe` in the project, and it is in this benchmark binary,
+/// not in the library (which forbids it). `GlobalAlloc` is an unsafe trait; these
+/// methods only forward to `System` with the caller's own arguments, so they keep
+/// exactly `System`'s guarantees.
+struct CountingAllocator;
+
+/// Calls to `alloc`, `alloc_zeroed` and `realloc` (each is a trip to the allocator).
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged; the caller upholds `alloc_zeroed`'s contract.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged; `ptr` came from this allocator, i.e. `System`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged; `ptr` came from this allocator, i.e. `System`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+// ---- Measuring -----------------------------------------------------------------------
+
+/// One timed repetition of a pass.
+#[derive(Clone, Copy)]
+struct Sample {
+    elapsed: Duration,
+    /// Allocations during the timed part.
+    allocations: u64,
+    /// Bytes the pass went through (read, or written for serialization).
+    bytes: usize,
+    /// Messages (lines), or calls for round trips.
+    messages: usize,
+}
+
+/// The start of the timed part of a pass.
+struct Mark {
+    started: Instant,
+    allocations: u64,
+}
+
+impl Mark {
+    fn now() -> Mark {
+        Mark {
+            allocations: ALLOCATIONS.load(Ordering::Relaxed),
+            started: Instant::now(),
+        }
+    }
+
+    fn sample(self, bytes: usize, messages: usize) -> Sample {
+        let elapsed = self.started.elapsed();
+        Sample {
+            elapsed,
+            allocations: ALLOCATIONS.load(Ordering::Relaxed) - self.allocations,
+            bytes,
+            messages,
+        }
+    }
+}
+
+/// A pass's median repetition, and its median speed as a ratio to the floor.
+#[derive(Clone, Copy)]
+struct Measured {
+    sample: Sample,
+    ratio_to_floor: f64,
+}
+
+/// Runs `pass` once to warm up, then `repetitions` times, each right after a run of
+/// the floor on the same bytes, so a busy machine slows both alike; the median
+/// repetition by time, and the median of the per-repetition ratios.
+fn measure(t: &Traffic, repetitions: usize, mut pass: impl FnMut() -> Sample) -> Measured {
+    black_box(pass());
+    let mut samples = Vec::with_capacity(repetitions);
+    let mut ratios = Vec::with_capacity(repetitions);
+    for _ in 0..repetitions {
+        let floor = floor(t);
+        let sample = pass();
+        ratios.push(megabytes_per_second(&sample) / megabytes_per_second(&floor));
+        samples.push(sample);
+    }
+    samples.sort_by_key(|s| s.elapsed);
+    ratios.sort_by(f64::total_cmp);
+    Measured {
+        sample: samples[repetitions / 2],
+        ratio_to_floor: ratios[repetitions / 2],
+    }
+}
+
+// ---- The passes ---------------------------------------------------------------------
+
 /// The read size a runtime would typically use on a pipe.
 const CHUNK_BYTES: usize = 64 * 1024;
-const WARM_UP_RUNS: usize = 2;
-const TIMED_RUNS: usize = 11;
 
-/// A tiny deterministic generator (xorshift64).
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next() % items.len() as u64) as usize]
-    }
-}
-
-/// Source-like text: identifiers, keywords, punctuation, strings, indentation.
-fn source_text(rng: &mut XorShift, len: usize) -> String {
-    const TOKENS: &[&str] = &[
-        "fn",
-        "let",
-        "mut",
-        "match",
-        "impl",
-        "return",
-        "self",
-        "value",
-        "buffer",
-        "index",
-        "parse_line",
-        "Option<usize>",
-        "Vec<u8>",
-        "=>",
-        "->",
-        "(",
-        ")",
-        "{",
-        "}",
-        ";",
-        ",",
-        "&",
-        "==",
-        "+=",
-        "0",
-        "42",
-        "0xFF",
-        "\"quoted\"",
-        "'c'",
-        "\\",
-        "\\n",
-        "// a comment",
-        "café",
-        "naïve",
-        "→",
-        "日本語",
-        "Ω",
-        "\u{1F600}",
-        "\u{1b}[0m",
-    ];
-    let mut text = String::with_capacity(len + 64);
-    let mut depth = 0usize;
-    while text.len() < len {
-        match rng.next() % 10 {
-            0 => {
-                text.push('\n');
-                for _ in 0..depth {
-                    text.push('\t');
-                }
-                depth = (depth + (rng.next() % 3) as usize).saturating_sub(1).min(6);
-            }
-            1 | 2 => text.push(' '),
-            _ => text.push_str(rng.pick(TOKENS)),
-        }
-    }
-    text
-}
-
-/// Appends `text` as a JSON string, escaping what must be, and writing some
-/// non-ASCII characters as `\u` escapes the way some writers do.
-fn push_json_string(out: &mut Vec<u8>, text: &str) {
-    out.push(b'"');
-    for c in text.chars() {
-        match c {
-            '"' => out.extend_from_slice(b"\\\""),
-            '\\' => out.extend_from_slice(b"\\\\"),
-            '\n' => out.extend_from_slice(b"\\n"),
-            '\t' => out.extend_from_slice(b"\\t"),
-            'Ω' | '→' => out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes()),
-            c if (c as u32) < 0x20 => {
-                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
-            }
-            c => {
-                let mut buf = [0; 4];
-                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-            }
-        }
-    }
-    out.push(b'"');
-}
-
-/// One line: the response to a `tools/execute` call with a large text result.
-fn large_tool_result() -> Vec<u8> {
-    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
-    let text = source_text(&mut rng, TARGET_BYTES);
-    let mut out = Vec::with_capacity(TARGET_BYTES * 2);
-    write_line(&mut out, |out| {
-        out.extend_from_slice(
-            br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"#,
-        );
-        push_json_string(out, &text);
-        out.extend_from_slice(br#"}],"isError":false}}"#);
-    });
-    out
-}
-
-/// Many lines: small `tools/execute` requests.
-fn small_requests() -> Vec<u8> {
-    const NAMES: &[&str] = &["read_file", "search", "list_dir", "run_tests", "édition"];
-    const WORDS: &[&str] = &[
-        "src", "lib", "frame", "tests", "main", "mod", "naïve", "a b",
-    ];
-    let mut rng = XorShift(0xD1B5_4A32_D192_ED03);
-    let mut out = Vec::with_capacity(TARGET_BYTES + 512);
-    let mut id = 0u64;
-    while out.len() < TARGET_BYTES {
-        id += 1;
-        let name = rng.pick(NAMES);
-        let path = format!("{}/{}.rs", rng.pick(WORDS), rng.pick(WORDS));
-        let limit = rng.next() % 10_000;
-        write_line(&mut out, |out| {
-            out.extend_from_slice(
-                format!(
-                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/execute","params":{{"name":"{name}","arguments":{{"path":"{path}","limit":{limit},"recursive":true}}}}}}"#
-                )
-                .as_bytes(),
-            );
-        });
-    }
-    out
-}
-
-/// The floor: every byte read once, a word at a time.
-fn byte_scan(bytes: &[u8]) -> u64 {
-    let mut words = bytes.chunks_exact(8);
+/// The floor: every byte read once, a word at a time. Each word is folded into a
+/// running hash (rotate, then XOR), a serial chain the compiler cannot turn into
+/// SIMD, so this is the speed of a plain scalar pass over the bytes.
+fn floor(t: &Traffic) -> Sample {
+    let mark = Mark::now();
+    let mut words = t.bytes.chunks_exact(8);
     let mut fold = 0u64;
     for word in &mut words {
         let mut w = [0; 8];
         w.copy_from_slice(word);
-        fold ^= u64::from_le_bytes(w);
+        fold = fold.rotate_left(5) ^ u64::from_le_bytes(w);
     }
     for &b in words.remainder() {
         fold ^= u64::from(b);
     }
-    fold
+    black_box(fold);
+    mark.sample(t.bytes.len(), t.lines.len())
 }
 
-/// Parses the buffer as one JSON text (the large tool result is one value
-/// plus its `\n`, which is JSON whitespace).
-fn parse_whole(bytes: &[u8]) -> u64 {
-    match json::parse(bytes) {
-        Ok(value) => u64::from(value.is_null()),
-        Err(error) => panic!("the generated JSON does not parse: {error}"),
-    }
-}
-
-/// Frames the stream as [`frame_lines`] does and parses every line.
-fn frame_and_parse(bytes: &[u8]) -> u64 {
-    let mut decoder = LineDecoder::new();
-    let mut total = 0u64;
-    for chunk in bytes.chunks(CHUNK_BYTES) {
-        decoder.push(chunk);
-        while let Some(frame) = decoder.next_frame() {
-            if let Frame::Line(line) = frame {
-                total += parse_whole(line) + 1;
-            }
+/// (a) Each line to an owned `Value` (and dropped).
+fn parse(t: &Traffic) -> Sample {
+    let mark = Mark::now();
+    for line in t.lines() {
+        match json::parse(line) {
+            Ok(value) => drop(black_box(value)),
+            Err(e) => panic!("{}: a generated line does not parse: {e}", t.name),
         }
     }
-    total
+    mark.sample(t.bytes.len(), t.lines.len())
 }
 
-/// Frames the stream as a runtime would: 64 KiB reads, each drained at once.
-fn frame_lines(bytes: &[u8]) -> u64 {
+/// (b) Each line as an endpoint decodes it (and dropped).
+fn decode(t: &Traffic) -> Sample {
+    let mark = Mark::now();
+    for line in t.lines() {
+        match rpc::decode(line) {
+            Incoming::Single(Ok(message)) => drop(black_box(message)),
+            other => panic!("{}: a generated line is not a message: {other:?}", t.name),
+        }
+    }
+    mark.sample(t.bytes.len(), t.lines.len())
+}
+
+/// (c) `json::write_value` of each value into one reused buffer.
+fn write_values(values: &[Value], out: &mut Vec<u8>) -> Sample {
+    let mark = Mark::now();
+    let mut bytes = 0;
+    for value in values {
+        out.clear();
+        json::write_value(value, out);
+        bytes += black_box(&*out).len();
+    }
+    mark.sample(bytes, values.len())
+}
+
+/// (c) `rpc::write_message` of each message into one reused buffer.
+fn write_messages(messages: &[Message], out: &mut Vec<u8>) -> Sample {
+    let mark = Mark::now();
+    let mut bytes = 0;
+    for message in messages {
+        out.clear();
+        rpc::write_message(message, out);
+        bytes += black_box(&*out).len();
+    }
+    mark.sample(bytes, messages.len())
+}
+
+/// (d) The stream framed from 64 KiB reads, each drained at once.
+fn frame(t: &Traffic) -> Sample {
+    let mark = Mark::now();
     let mut decoder = LineDecoder::new();
-    let mut total = 0u64;
-    for chunk in bytes.chunks(CHUNK_BYTES) {
+    let mut lines = 0;
+    for chunk in t.bytes.chunks(CHUNK_BYTES) {
         decoder.push(chunk);
         while let Some(frame) = decoder.next_frame() {
-            if let Frame::Line(line) = frame {
-                total += line.len() as u64;
+            match frame {
+                Frame::Line(line) => {
+                    black_box(line);
+                    lines += 1;
+                }
+                other => panic!("{}: unexpected frame {other:?}", t.name),
             }
         }
     }
     decoder.end();
     assert_eq!(decoder.next_frame(), None, "the stream ends with a newline");
-    total
+    assert_eq!(lines, t.lines.len());
+    mark.sample(t.bytes.len(), lines)
 }
 
-/// One way of going through a workload's bytes.
-type Pass = fn(&[u8]) -> u64;
+// ---- Round trips ------------------------------------------------------------------
 
-/// The median time of `TIMED_RUNS` runs of `f`, after `WARM_UP_RUNS`.
-fn median_time(bytes: &[u8], f: Pass) -> Duration {
-    for _ in 0..WARM_UP_RUNS {
-        black_box(f(black_box(bytes)));
+/// One `tools/execute` call of a round-trip run: what the Core sends, and what the
+/// extension answers.
+#[derive(Clone)]
+struct Call {
+    tool_name: String,
+    input: Value,
+    progress: Option<String>,
+    result: ToolResult,
+}
+
+/// The tools both endpoints know; every generated request calls one of them.
+fn tools() -> Vec<Tool> {
+    let schema = json::parse(
+        br#"{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}"#,
+    )
+    .expect("the schema is JSON");
+    traffic::TOOL_NAMES
+        .iter()
+        .map(|name| Tool::new(*name, "A tool of the benchmark", schema.clone()))
+        .collect()
+}
+
+/// The calls a shape's lines describe: its requests, progress and results, in order.
+/// A call starts at each request, or at a progress or result line that has no call
+/// to join; it carries at most one progress line (a request's further ones are left
+/// out), and a call without a result line gets a short `ok` answer.
+fn calls_of(messages: &[Message]) -> Vec<Call> {
+    let new_call = || Call {
+        tool_name: String::from(traffic::TOOL_NAMES[0]),
+        input: Value::Object(Object::from_iter([("path", Value::from("src/lib.rs"))])),
+        progress: None,
+        result: ToolResult::text("ok"),
+    };
+    // The last call, and whether it has been given its progress line and its result.
+    let mut open: Option<(Call, bool, bool)> = None;
+    let mut from_request = false;
+    let mut calls = Vec::new();
+    for message in messages {
+        match message {
+            Message::Request(request) if request.method == "tools/execute" => {
+                calls.extend(open.take().map(|(call, ..)| call));
+                let params = request.params.clone().unwrap_or_default();
+                let mut call = new_call();
+                call.tool_name = params["toolName"].as_str().unwrap_or_default().to_owned();
+                call.input = params["input"].clone();
+                open = Some((call, false, false));
+                from_request = true;
+            }
+            Message::Notification(n) if n.method == "progress" => {
+                if from_request && open.as_ref().is_some_and(|(_, _, has_result)| !has_result) {
+                    continue;
+                }
+                if open
+                    .as_ref()
+                    .is_none_or(|(_, has_progress, _)| *has_progress)
+                {
+                    calls.extend(open.take().map(|(call, ..)| call));
+                    open = Some((new_call(), false, false));
+                }
+                if let Some((call, has_progress, _)) = &mut open {
+                    let progress = Progress::from_value(n.params.clone().unwrap_or_default());
+                    call.progress = progress.ok().map(|p| p.message);
+                    *has_progress = true;
+                }
+            }
+            Message::Response(response) => {
+                let Ok(result) =
+                    ToolResult::from_value(response.outcome.clone().unwrap_or_default())
+                else {
+                    continue; // not a tools/execute result (the initialize result)
+                };
+                if open.as_ref().is_none_or(|(_, _, has_result)| *has_result) {
+                    calls.extend(open.take().map(|(call, ..)| call));
+                    open = Some((new_call(), false, false));
+                    from_request = false;
+                }
+                if let Some((call, _, has_result)) = &mut open {
+                    call.result = result;
+                    *has_result = true;
+                }
+            }
+            _ => {}
+        }
     }
-    let mut times: Vec<Duration> = (0..TIMED_RUNS)
-        .map(|_| {
-            let started = Instant::now();
-            black_box(f(black_box(bytes)));
-            started.elapsed()
+    calls.extend(open.map(|(call, ..)| call));
+    calls
+}
+
+/// Both endpoints, initialized with each other.
+fn connected_pair() -> (Core, Extension) {
+    let now = time::Instant::ZERO;
+    let mut core = Core::new(host::Config::default());
+    let mut ext = Extension::new(ServerInfo::new("bench", "1.0"), tools());
+    core.initialize(now, InitializeParams::new("/bench"))
+        .expect("a new Core initializes");
+    let mut wire = Wire::default();
+    wire.core_to_extension(&mut core, &mut ext, now);
+    assert!(matches!(
+        wire.extension_events.first(),
+        Some(extension::Event::Initialized { .. })
+    ));
+    wire.extension_to_core(&mut core, &mut ext, now);
+    assert!(matches!(
+        wire.core_events.first(),
+        Some(host::Event::CallEnded {
+            result: Ok(Reply::Initialized(_)),
+            ..
         })
-        .collect();
-    times.sort();
-    times[TIMED_RUNS / 2]
+    ));
+    (core, ext)
 }
 
-fn megabytes_per_second(bytes: usize, time: Duration) -> f64 {
-    bytes as f64 / 1e6 / time.as_secs_f64()
+/// What crossed between the endpoints.
+#[derive(Default)]
+struct Wire {
+    bytes: usize,
+    core_events: Vec<host::Event>,
+    extension_events: Vec<extension::Event>,
 }
 
-/// Generated bytes and the passes timed over them.
-struct Workload {
-    name: &'static str,
-    bytes: Vec<u8>,
-    passes: &'static [(&'static str, Pass)],
+impl Wire {
+    /// Everything the Core writes goes to the extension, until the Core waits; then
+    /// the extension's events are collected until it waits.
+    fn core_to_extension(&mut self, core: &mut Core, ext: &mut Extension, now: time::Instant) {
+        self.core_events.clear();
+        loop {
+            match core.poll_output() {
+                host::Output::Transmit(bytes) => {
+                    self.bytes += bytes.len();
+                    ext.handle_input(extension::Input::Stdin(bytes));
+                }
+                host::Output::Event(event) => self.core_events.push(event),
+                host::Output::Wait(_) => break,
+                host::Output::Kill => panic!("the Core kills a healthy extension"),
+            }
+        }
+        self.extension_to_core(core, ext, now);
+    }
+
+    /// Everything the extension writes goes to the Core, and the Core's events are
+    /// collected until it waits.
+    fn extension_to_core(&mut self, core: &mut Core, ext: &mut Extension, now: time::Instant) {
+        self.extension_events.clear();
+        loop {
+            match ext.poll_output() {
+                extension::Output::Transmit(bytes) => {
+                    self.bytes += bytes.len();
+                    core.handle_input(now, host::Input::Stdout(bytes));
+                }
+                extension::Output::Event(event) => self.extension_events.push(event),
+                extension::Output::Wait => break,
+                _ => panic!("the extension exits in the middle of a session"),
+            }
+        }
+        loop {
+            match core.poll_output() {
+                host::Output::Event(event) => self.core_events.push(event),
+                host::Output::Wait(_) => break,
+                _ => panic!("the Core writes or kills while only reading"),
+            }
+        }
+    }
+}
+
+/// (e) Every call of `calls` through both endpoints.
+fn round_trips(calls: &[Call]) -> Sample {
+    let (mut core, mut ext) = connected_pair();
+    // Each call's input and result move into the endpoints: copies made before timing.
+    let mut work: Vec<Call> = calls.to_vec();
+    let mut wire = Wire {
+        core_events: Vec::with_capacity(4),
+        extension_events: Vec::with_capacity(4),
+        ..Wire::default()
+    };
+    let now = time::Instant::ZERO;
+    let mark = Mark::now();
+    for call in work.drain(..) {
+        let id = core
+            .execute(now, &call.tool_name, call.input)
+            .expect("the Core accepts the call");
+        wire.core_to_extension(&mut core, &mut ext, now);
+        let Some(extension::Event::Execute { request, .. }) = wire.extension_events.pop() else {
+            panic!("the extension did not hand out the call");
+        };
+        if let Some(message) = &call.progress {
+            ext.progress(request, message)
+                .expect("the request is pending");
+        }
+        ext.respond(request, call.result)
+            .expect("the request is pending");
+        wire.extension_to_core(&mut core, &mut ext, now);
+        check_ended(&wire.core_events, id);
+    }
+    mark.sample(wire.bytes, calls.len())
+}
+
+fn check_ended(events: &[host::Event], id: CallId) {
+    match events.last() {
+        Some(host::Event::CallEnded {
+            call,
+            result: Ok(Reply::Executed(_)),
+        }) if *call == id => {}
+        other => panic!("the call did not end with its result: {other:?}"),
+    }
+}
+
+// ---- The table ----------------------------------------------------------------------
+
+/// One printed row.
+struct Row {
+    what: &'static str,
+    measured: Measured,
+    /// Whether the allocation count is printed.
+    allocations: bool,
+}
+
+fn megabytes_per_second(s: &Sample) -> f64 {
+    s.bytes as f64 / 1e6 / s.elapsed.as_secs_f64()
+}
+
+fn per_second(s: &Sample) -> f64 {
+    s.messages as f64 / s.elapsed.as_secs_f64()
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn main() {
-    const FRAME: (&str, Pass) = ("frame::LineDecoder, 64 KiB chunks", frame_lines);
-    const PARSE: (&str, Pass) = ("json::parse, whole buffer", parse_whole);
-    const BOTH: (&str, Pass) = ("LineDecoder + json::parse per line", frame_and_parse);
-    let workloads = [
-        Workload {
-            name: "large tool result (1 line)",
-            bytes: large_tool_result(),
-            passes: &[FRAME, PARSE, BOTH],
-        },
-        // Many lines are not one JSON text: no whole-buffer parse.
-        Workload {
-            name: "small tools/execute requests",
-            bytes: small_requests(),
-            passes: &[FRAME, BOTH],
-        },
-    ];
+    let megabytes = env_usize("DHARA_BENCH_MB", 16);
+    let repetitions = env_usize("DHARA_BENCH_REPS", 5).max(1);
+    let only = std::env::var("DHARA_BENCH_SHAPE").unwrap_or_default();
+    println!(
+        "{megabytes} MB per shape, median of {repetitions} after a warm-up \
+         (DHARA_BENCH_MB, DHARA_BENCH_REPS, DHARA_BENCH_SHAPE)\n"
+    );
+    println!("| shape | pass | MB/s | messages/s | × floor | allocations/message |");
+    println!("|---|---|---:|---:|---:|---:|");
+    for t in traffic::all_shapes(megabytes * 1_000_000) {
+        if !t.name.contains(only.as_str()) {
+            continue;
+        }
+        let values: Vec<Value> = t.lines().map(|l| json::parse(l).expect("JSON")).collect();
+        let messages: Vec<Message> = t
+            .lines()
+            .map(|l| match rpc::decode(l) {
+                Incoming::Single(Ok(m)) => m,
+                other => panic!("not a message: {other:?}"),
+            })
+            .collect();
+        let calls = calls_of(&messages);
+        let mut out = Vec::with_capacity(t.lines.iter().map(|r| r.len()).max().unwrap_or(0) + 64);
 
-    println!("| workload | bytes | what | MB/s | × floor |");
-    println!("|---|---:|---|---:|---:|");
-    for Workload {
-        name: workload,
-        bytes,
-        passes,
-    } in &workloads
-    {
-        let floor = median_time(bytes, byte_scan);
-        let floor_rate = megabytes_per_second(bytes.len(), floor);
-        println!(
-            "| {workload} | {} | byte scan (floor) | {floor_rate:.0} | 1.000 |",
-            bytes.len()
-        );
-        for (what, pass) in passes.iter() {
-            let rate = megabytes_per_second(bytes.len(), median_time(bytes, *pass));
+        let measure = |pass: &mut dyn FnMut() -> Sample| measure(&t, repetitions, pass);
+        let mut rows = vec![
+            Row {
+                what: "floor (word-at-a-time scan)",
+                measured: measure(&mut || floor(&t)),
+                allocations: false,
+            },
+            Row {
+                what: "(a) json::parse",
+                measured: measure(&mut || parse(&t)),
+                allocations: true,
+            },
+            Row {
+                what: "(b) rpc::decode",
+                measured: measure(&mut || decode(&t)),
+                allocations: true,
+            },
+            Row {
+                what: "(c) json::write_value",
+                measured: measure(&mut || write_values(&values, &mut out)),
+                allocations: true,
+            },
+            Row {
+                what: "(c) rpc::write_message",
+                measured: measure(&mut || write_messages(&messages, &mut out)),
+                allocations: true,
+            },
+            Row {
+                what: "(d) frame::LineDecoder, 64 KiB",
+                measured: measure(&mut || frame(&t)),
+                allocations: false,
+            },
+        ];
+        if !calls.is_empty() {
+            rows.push(Row {
+                what: "(e) tools/execute round trip",
+                measured: measure(&mut || round_trips(&calls)),
+                allocations: true,
+            });
+        }
+        drop((values, messages, calls));
+
+        for row in &rows {
+            let sample = &row.measured.sample;
+            let rate = megabytes_per_second(sample);
+            let allocations = if row.allocations {
+                format!("{:.1}", sample.allocations as f64 / sample.messages as f64)
+            } else {
+                String::from("")
+            };
             println!(
-                "| {workload} | {} | {what} | {rate:.0} | {:.3} |",
-                bytes.len(),
-                rate / floor_rate
+                "| {} | {} | {rate:.0} | {:.0} | {:.3} | {allocations} |",
+                t.name,
+                row.what,
+                per_second(sample),
+                row.measured.ratio_to_floor,
             );
         }
     }

@@ -44,3 +44,8 @@ pub mod host;
 
 #[cfg(feature = "std")]
 pub mod driver;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

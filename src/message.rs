@@ -46,6 +46,7 @@ use core::fmt;
 
 use crate::json::{Object, Value};
 use crate::rpc::Id;
+use crate::schema::SchemaError;
 
 /// The protocol version the Core sends in `initialize`.
 pub const PROTOCOL_VERSION: &str = "0.1.0";
@@ -123,7 +124,8 @@ pub struct ExecuteParams {
 pub struct ToolResult {
     /// The content items.
     pub content: Vec<Content>,
-    /// `isError`.
+    /// `isError`: a tool-level failure. Absent or `null` on the wire reads as `false`;
+    /// always written.
     pub is_error: bool,
 }
 
@@ -463,6 +465,26 @@ impl Tool {
             name: name.into(),
             description: Some(description.into()),
             input_schema: Some(input_schema),
+        }
+    }
+
+    /// Checks `input` against the tool's `inputSchema` with
+    /// [`schema::validate`](crate::schema::validate); a tool without a schema accepts
+    /// any input.
+    ///
+    /// ```
+    /// use dhara_protocol::json::{Object, Value};
+    /// use dhara_protocol::message::Tool;
+    ///
+    /// let schema = Value::Object(Object::from_iter([("required", Value::from(vec!["url"]))]));
+    /// let tool = Tool::new("fetch_url", "Fetch a URL", schema);
+    /// let err = tool.check_input(&Value::Object(Object::new())).unwrap_err();
+    /// assert_eq!(err.message(), "Missing required parameter 'url'");
+    /// ```
+    pub fn check_input(&self, input: &Value) -> Result<(), SchemaError> {
+        match &self.input_schema {
+            Some(schema) => crate::schema::validate(schema, input),
+            None => Ok(()),
         }
     }
 

@@ -60,14 +60,22 @@
 //! that holds it. [`SchemaError::message`] is a sentence a person or an LLM can act
 //! on; at the root it names the parameter (`Missing required parameter 'url'`), and
 //! deeper it ends with `at` and the path (`Missing required property 'host' at
-//! $.server`).
+//! $.server`). Values quoted in messages are cut at 40 characters, and an `enum`
+//! lists at most 10 of its values, so a message stays short whatever the input.
 //!
 //! # Depth
 //!
-//! The validator descends one level per schema level, so its depth is bounded by the
-//! schema's own nesting, and it stops with an error at [`MAX_DEPTH`] levels. Equality
-//! for `enum` and `const` uses an explicit work list rather than recursion, so no input
-//! or schema, however deep, can overflow the stack.
+//! The validator walks the input depth first with an explicit stack of the arrays and
+//! objects it is inside, not by recursion, so it uses the same native stack whatever
+//! the nesting. It descends only where the schema has a schema for the children, so
+//! its depth is bounded by the schema's own nesting, and it stops with an error at
+//! [`MAX_DEPTH`] levels. Equality for `enum` and `const` also uses a work list. No
+//! input or schema, however deep, can overflow the stack.
+//!
+//! Numbers are compared by their exact decimal text; exponents beyond ±10^30 are
+//! taken as ±10^30. The time taken is at most proportional to the size of the input
+//! times the size of the schema (and a logarithm, for objects compared by `enum` or
+//! `const`).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -112,7 +120,31 @@ impl std::error::Error for SchemaError {}
 /// Checks `instance` against `schema`; the first error, if any (see the
 /// [module docs](self) for the keywords and the order).
 pub fn validate(schema: &Value, instance: &Value) -> Result<(), SchemaError> {
-    Validator { path: Vec::new() }.check(schema, instance)
+    let mut v = Validator {
+        path: Vec::new(),
+        frames: Vec::new(),
+    };
+    v.visit(schema, instance)?;
+    // Depth first, children in order: the explicit form of the obvious recursion.
+    while let Some(frame) = v.frames.last_mut() {
+        match frame.next_child() {
+            Some(Child::Check(step, schema, instance)) => {
+                v.path.push(step);
+                let depth = v.frames.len();
+                v.visit(schema, instance)?;
+                if v.frames.len() == depth {
+                    // A value without children to check: back to its parent.
+                    v.path.pop();
+                }
+            }
+            Some(Child::Unexpected(name)) => return Err(v.fail_member("Unexpected", name)),
+            None => {
+                v.frames.pop();
+                v.path.pop();
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One step of a path: a member name or an array index.
@@ -122,12 +154,67 @@ enum Step<'a> {
 }
 
 struct Validator<'a> {
-    /// Where the value being checked sits in the input; its length is the depth.
+    /// Where the value being checked sits in the input.
     path: Vec<Step<'a>>,
+    /// The arrays and objects whose children are being checked, outermost first; the
+    /// innermost one is the value at `path`. At most [`MAX_DEPTH`] long.
+    frames: Vec<Frame<'a>>,
+}
+
+/// The children of one array or object still to check, with the schemas that apply.
+enum Frame<'a> {
+    Elements {
+        elements: core::iter::Enumerate<core::slice::Iter<'a, Value>>,
+        by_position: &'a [Value],
+        rest: Option<&'a Value>,
+    },
+    Members {
+        members: core::slice::Iter<'a, (String, Value)>,
+        properties: Option<&'a Object>,
+        additional: Option<&'a Value>,
+    },
+}
+
+/// What to do with the next child of a [`Frame`].
+enum Child<'a> {
+    /// Check this value against this schema.
+    Check(Step<'a>, &'a Value, &'a Value),
+    /// This member is not allowed (`additionalProperties: false`).
+    Unexpected(&'a str),
+}
+
+impl<'a> Frame<'a> {
+    /// The next child a schema applies to; `None` when all are checked.
+    fn next_child(&mut self) -> Option<Child<'a>> {
+        match self {
+            Frame::Elements {
+                elements,
+                by_position,
+                rest,
+            } => elements.find_map(|(index, element)| {
+                let schema = by_position.get(index).or(*rest)?;
+                Some(Child::Check(Step::Element(index), schema, element))
+            }),
+            Frame::Members {
+                members,
+                properties,
+                additional,
+            } => members.find_map(|(name, value)| {
+                match (properties.and_then(|p| p.get(name)), *additional) {
+                    (Some(schema), _) => Some(Child::Check(Step::Member(name), schema, value)),
+                    (None, Some(Value::Bool(false))) => Some(Child::Unexpected(name)),
+                    (None, Some(schema)) => Some(Child::Check(Step::Member(name), schema, value)),
+                    (None, None) => None,
+                }
+            }),
+        }
+    }
 }
 
 impl<'a> Validator<'a> {
-    fn check(&mut self, schema: &'a Value, instance: &'a Value) -> Result<(), SchemaError> {
+    /// Checks the keywords of `schema` that apply to `instance` itself, and, when its
+    /// elements or members have schemas to check, pushes a [`Frame`] for them.
+    fn visit(&mut self, schema: &'a Value, instance: &'a Value) -> Result<(), SchemaError> {
         let keywords = match schema {
             Value::Object(keywords) => keywords,
             Value::Bool(false) => return Err(self.fail(format_args!("Value not allowed"))),
@@ -150,35 +237,24 @@ impl<'a> Validator<'a> {
         }
     }
 
-    /// Checks `instance` against `schema` one level down, at `step`.
-    fn check_at(
-        &mut self,
-        step: Step<'a>,
-        schema: &'a Value,
-        instance: &'a Value,
-    ) -> Result<(), SchemaError> {
-        self.path.push(step);
-        let result = self.check(schema, instance);
-        self.path.pop();
-        result
-    }
-
     fn check_type(&self, keywords: &Object, instance: &Value) -> Result<(), SchemaError> {
         let names: &[Value] = match keywords.get("type") {
             Some(name @ Value::String(_)) => core::slice::from_ref(name),
             Some(Value::Array(names)) if !names.is_empty() => names,
             _ => return Ok(()),
         };
-        let mut types = Vec::with_capacity(names.len());
         for name in names {
             match name.as_str().and_then(JsonType::from_name) {
-                Some(t) => types.push(t),
+                // A name that is not a type makes the whole keyword malformed: ignored.
                 None => return Ok(()),
+                Some(t) if t.accepts(instance) => return Ok(()),
+                Some(_) => {}
             }
         }
-        if types.iter().any(|t| t.accepts(instance)) {
-            return Ok(());
-        }
+        let types: Vec<JsonType> = names
+            .iter()
+            .filter_map(|n| n.as_str().and_then(JsonType::from_name))
+            .collect();
         let expected = Listed {
             items: &types,
             last_separator: " or ",
@@ -311,10 +387,13 @@ impl<'a> Validator<'a> {
                 (_, Some(Value::Array(tuple))) => (tuple, keywords.get("additionalItems")),
                 (_, rest) => (&[], rest),
             };
-        for (index, element) in elements.iter().enumerate() {
-            if let Some(schema) = by_position.get(index).or(rest) {
-                self.check_at(Step::Element(index), schema, element)?;
-            }
+        if !elements.is_empty() && (!by_position.is_empty() || rest.is_some()) {
+            let elements = elements.iter().enumerate();
+            self.frames.push(Frame::Elements {
+                elements,
+                by_position,
+                rest,
+            });
         }
         Ok(())
     }
@@ -336,16 +415,13 @@ impl<'a> Validator<'a> {
             Some(Value::Object(patterns)) if !patterns.is_empty() => None,
             _ => keywords.get("additionalProperties"),
         };
-        for (name, value) in members {
-            let schema = match properties.and_then(|p| p.get(name)) {
-                Some(schema) => schema,
-                None => match additional {
-                    Some(Value::Bool(false)) => return Err(self.fail_member("Unexpected", name)),
-                    Some(schema) => schema,
-                    None => continue,
-                },
-            };
-            self.check_at(Step::Member(name), schema, value)?;
+        if !members.is_empty() && (properties.is_some() || additional.is_some()) {
+            let members = members.iter();
+            self.frames.push(Frame::Members {
+                members,
+                properties,
+                additional,
+            });
         }
         Ok(())
     }

@@ -139,21 +139,6 @@ fn ended(call: CallId, result: Result<Reply, CallError>) -> Event {
     Event::CallEnded { call, result }
 }
 
-fn text_reply(text: &str) -> Result<Reply, CallError> {
-    let Event::CallEnded { result, .. } = parse_reply(text) else {
-        unreachable!()
-    };
-    result
-}
-
-/// The `CallEnded` event the Core gives for a reply carrying one text item.
-fn parse_reply(text: &str) -> Event {
-    let mut s = Session::ready(Config::default());
-    let call = s.execute(url("x"));
-    s.feed_line(&reply(call.get(), text));
-    s.take_events().remove(0)
-}
-
 fn protocol(error: PeerError) -> Event {
     Event::Protocol(error)
 }
@@ -205,11 +190,20 @@ fn normal_session() {
     );
     assert_eq!(s.wait, Some(secs(31)));
     s.feed_line(&reply(2, "# Example Domain"));
-    let result = text_reply("# Example Domain").unwrap();
-    assert_eq!(s.take_events(), vec![ended(call, Ok(result.clone()))]);
-    let Reply::Executed(r) = result else { panic!() };
+    let events = s.take_events();
+    let [
+        Event::CallEnded {
+            call: ended_call,
+            result: Ok(Reply::Executed(result)),
+        },
+    ] = events.as_slice()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*ended_call, call);
+    assert!(!result.is_error);
     assert_eq!(
-        r.content,
+        result.content,
         vec![Content::Text {
             text: "# Example Domain".into()
         }]
@@ -293,17 +287,19 @@ fn progress_with_several_calls_and_no_id_is_unattributed() {
     s.execute(url("a"));
     s.execute(url("b"));
     s.feed_line(r#"{"jsonrpc":"2.0","method":"progress","params":{"message":"Parsing HTML..."}}"#);
-    // An id member naming no call in flight is unattributed too.
+    // An id member naming no call in flight, or of the wrong type, is unattributed too.
+    s.feed_line(r#"{"jsonrpc":"2.0","method":"progress","params":{"message":"x","id":"2"}}"#);
     s.feed_line(r#"{"jsonrpc":"2.0","method":"progress","params":{"message":"x","id":77}}"#);
     // Progress whose params do not fit is reported.
     s.feed_line(r#"{"jsonrpc":"2.0","method":"progress","params":{"text":"no message"}}"#);
     let events = s.take_events();
     assert!(matches!(events[0], Event::Progress { call: None, .. }));
     assert!(matches!(events[1], Event::Progress { call: None, .. }));
+    assert!(matches!(events[2], Event::Progress { call: None, .. }));
     assert!(
-        matches!(&events[2], Event::Protocol(PeerError::InvalidParams { method, .. }) if method == "progress")
+        matches!(&events[3], Event::Protocol(PeerError::InvalidParams { method, .. }) if method == "progress")
     );
-    assert_eq!(events.len(), 3);
+    assert_eq!(events.len(), 4);
 }
 
 #[test]
@@ -538,15 +534,25 @@ fn lines_handed_in_before_the_exit_are_decoded_first() {
     let mut s = Session::ready(Config::default());
     let a = s.execute(url("a"));
     // The driver hands in the last bytes and the exit without polling in between.
-    s.core.handle_input(
-        s.now,
-        Input::Stdout(format!("{}\n", reply(a.get(), "last")).as_bytes()),
+    let last = format!(
+        "{}\n{}\n",
+        reply(a.get(), "last"),
+        r#"{"jsonrpc":"2.0","id":9,"method":"ask"}"#
     );
+    s.core.handle_input(s.now, Input::Stdout(last.as_bytes()));
     s.core.handle_input(s.now, Input::Exited { code: Some(0) });
     s.poll();
     let events = s.take_events();
     assert!(matches!(&events[0], Event::CallEnded { result: Ok(_), .. }));
-    assert_eq!(events[1], Event::Closed { code: Some(0) });
+    assert!(matches!(
+        &events[1],
+        Event::Protocol(PeerError::UnexpectedRequest { .. })
+    ));
+    assert_eq!(events[2], Event::Closed { code: Some(0) });
+    assert!(
+        s.take_written().is_empty(),
+        "nothing is written to a process that is gone"
+    );
     // Bytes reported after the exit are ignored.
     s.feed_line(&reply(a.get(), "again"));
     assert!(s.take_events().is_empty());
@@ -621,6 +627,7 @@ fn a_reply_with_an_unknown_id_is_reported() {
     s.feed_line(&reply(99, "?"));
     s.feed_line(&reply(0, "?"));
     s.feed_line(r#"{"jsonrpc":"2.0","id":-2,"result":{}}"#);
+    s.feed_line(r#"{"jsonrpc":"2.0","id":null,"result":{}}"#);
     assert_eq!(
         s.take_events(),
         vec![
@@ -629,6 +636,7 @@ fn a_reply_with_an_unknown_id_is_reported() {
             protocol(PeerError::UnknownId {
                 id: Id::Number(json::Number::from(-2i64))
             }),
+            protocol(PeerError::UnknownId { id: Id::Null }),
         ]
     );
     assert_eq!(s.core.calls_in_flight(), 1);
@@ -814,7 +822,13 @@ fn stdout_closed_while_running_ends_calls_and_shuts_down() {
     let mut s = Session::ready(Config::default());
     let a = s.execute(url("a"));
     s.now = secs(3);
-    s.input(Input::StdoutClosed);
+    s.core.handle_input(s.now, Input::StdoutClosed);
+    // Refused at once, before the next poll.
+    assert_eq!(
+        s.core.execute(s.now, "fetch_url", url("b")),
+        Err(UsageError::ShuttingDown)
+    );
+    s.poll();
     assert_eq!(
         s.take_events(),
         vec![

@@ -106,9 +106,9 @@ fn chunks<'a>(bytes: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
 }
 
 fn new_extension(custom_methods: bool, max_line_bytes: usize) -> Extension {
-    let mut config = Config::default();
-    config.custom_methods = custom_methods;
-    config.max_line_bytes = max_line_bytes;
+    let config = Config::default()
+        .custom_methods(custom_methods)
+        .max_line_bytes(max_line_bytes);
     Extension::with_config(ServerInfo::new("props", "0.0.1"), web_tools(), config)
 }
 

@@ -53,8 +53,7 @@ fn serve(method: &str, params: Option<&Value>) -> Result<Value, ErrorObject> {
 
 /// Sends one example's request text and plays the server; returns what was written.
 fn run_example(request: &str) -> Vec<u8> {
-    let mut config = Config::default();
-    config.custom_methods = true;
+    let config = Config::default().custom_methods(true);
     let mut extension =
         Extension::with_config(ServerInfo::new("spec", "1.0.0"), Vec::new(), config);
     send(&mut extension, INITIALIZE);

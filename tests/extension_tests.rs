@@ -348,9 +348,7 @@ fn input_failing_the_schema_is_invalid_params_with_the_validators_message() {
 
 #[test]
 fn with_validation_off_the_author_sees_every_input() {
-    let mut config = Config::default();
-    config.validate_input = false;
-    let mut ext = initialized_with(config);
+    let mut ext = initialized_with(Config::default().validate_input(false));
     let run = send(&mut ext, &execute(1, "fetch_url", "{}"));
     assert!(run.written.is_empty());
     let (request, tool, input) = the_execute(&run.events);
@@ -441,9 +439,7 @@ fn ids_are_echoed_exactly() {
 
 #[test]
 fn a_line_over_the_limit_fails_its_request_at_once_when_the_id_is_readable() {
-    let mut config = Config::default();
-    config.max_line_bytes = 256;
-    let mut ext = initialized_with(config);
+    let mut ext = initialized_with(Config::default().max_line_bytes(256));
     let big = "x".repeat(1000);
     let line = format!(
         r#"{{"jsonrpc":"2.0","id":"big","method":"tools/execute","params":{{"toolName":"fetch_url","input":{{"url":"{big}"}}}}}}"#
@@ -600,9 +596,7 @@ fn progress_carries_the_requests_id() {
 
 #[test]
 fn past_max_pending_a_request_gets_a_server_error() {
-    let mut config = Config::default();
-    config.max_pending = 2;
-    let mut ext = initialized_with(config);
+    let mut ext = initialized_with(Config::default().max_pending(2));
     let first = the_execute(&send(&mut ext, &execute(1, "add", r#"{"a":1,"b":2}"#)).events).0;
     send(&mut ext, &execute(2, "add", r#"{"a":1,"b":2}"#));
     let run = send(&mut ext, &execute(3, "add", r#"{"a":1,"b":2}"#));
@@ -619,9 +613,7 @@ fn past_max_pending_a_request_gets_a_server_error() {
 
 #[test]
 fn custom_methods_are_delivered_as_events_when_asked_for() {
-    let mut config = Config::default();
-    config.custom_methods = true;
-    let mut ext = initialized_with(config);
+    let mut ext = initialized_with(Config::default().custom_methods(true));
     let run = send(
         &mut ext,
         r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":1}}"#,

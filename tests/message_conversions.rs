@@ -629,3 +629,23 @@ fn standard_conversions() {
     let bad: Result<ToolList, _> = json!({}).try_into();
     assert!(bad.unwrap_err().is_missing());
 }
+
+#[test]
+fn tool_input_is_checked_against_its_schema() {
+    let tool = Tool::new("fetch_url", "Fetch", fetch_url_schema());
+    assert_eq!(
+        tool.check_input(&json!({ "url": "https://example.com" })),
+        Ok(())
+    );
+    let e = tool.check_input(&json!({ "url": 1 })).unwrap_err();
+    assert_eq!(
+        (e.path(), e.message()),
+        ("$.url", "Expected string, found number at $.url")
+    );
+    let schemaless = Tool {
+        name: "any".into(),
+        description: None,
+        input_schema: None,
+    };
+    assert_eq!(schemaless.check_input(&json!([1, "x"])), Ok(()));
+}

@@ -676,6 +676,22 @@ fn depth_is_guarded() {
     );
 }
 
+#[test]
+fn depth_does_not_use_the_native_stack() {
+    let (schema, input) = nested(MAX_DEPTH + 10);
+    // A stack far too small for 128 levels of recursion.
+    let outcome = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(32 * 1024)
+            .spawn_scoped(scope, || {
+                validate(&schema, &input).map_err(|e| e.path().len())
+            })
+            .expect("thread")
+            .join()
+    });
+    assert_eq!(outcome.ok(), Some(Err(1 + 2 * MAX_DEPTH)));
+}
+
 /// `[[[…[1]…]]]`, `depth` arrays deep.
 fn deep_array(depth: usize) -> Value {
     let mut v = json!(1);

@@ -1,1 +1,39 @@
-//! Blocking reference drivers (feature `std`): a Core over a child process, an Extension over stdio.
+//! Blocking reference drivers (feature `std`): a Core over a child process, an
+//! Extension over this process's stdio.
+//!
+//! The endpoints in [`host`](crate::host) and [`extension`](crate::extension) do no I/O.
+//! This module is the smallest complete runtime for them, written to be read: it is
+//! the reference for anyone writing a driver on tokio, async-std, a GUI event loop or
+//! anything else. The loops to read are
+//! [`ExtensionProcess::next_event`] (the Core side) and [`StdioExtension::serve`] (the
+//! extension side); everything else is convenience around them.
+//!
+//! # A driver's duties
+//!
+//! - **Drain stderr concurrently.** A child that fills its stderr pipe blocks, and then
+//!   stops answering. Read stderr on its own thread (or task) for the whole session,
+//!   and never mix it into the protocol.
+//! - **Never block reading while writing.** A large request written to a child that is
+//!   itself blocked writing a large response deadlocks both. Here a writer thread owns
+//!   the child's stdin and reader threads own its stdout and stderr; the loop only
+//!   waits on one channel.
+//! - **Flush after each write.** A message sitting in a buffer is a call that times out.
+//! - **Give the Core the time and wait no longer than its deadline.** Wait for input
+//!   until the instant in [`Output::Wait`](crate::host::Output::Wait), then report
+//!   [`Input::Timeout`](crate::host::Input::Timeout).
+//! - **Put the child in its own process group and kill the group.** Launchers such as
+//!   `npx` or shell wrappers leave grandchildren behind when only the child is killed.
+//!   On Unix the child is started with `process_group(0)` and killed with
+//!   `kill -s KILL -- -<pgid>` (the `kill` program, or the shell's), which needs no
+//!   `libc`.
+//! - **Report the end of stdout, then the exit.** Read stdout to its end, report
+//!   `StdoutClosed`, then `Exited` with the code (after a short wait, in case a
+//!   grandchild holds the pipe open).
+//! - **On the extension side, exit when the host's end of stdin closes.** The host may
+//!   be gone; an extension must not linger.
+
+mod process;
+mod serve;
+
+pub use process::{Error, ExtensionProcess, Options, Stderr, TraceHook, Traced};
+pub use serve::{RunningCall, StdioExtension, ToolHandler};

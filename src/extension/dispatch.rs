@@ -2,17 +2,15 @@
 
 use alloc::format;
 use alloc::string::String;
-use alloc::vec::Vec;
 
 use super::{Event, Extension, PeerError, Route, SHUTTING_DOWN};
 use crate::frame::Frame;
-use crate::json::{Object, ParseOptions, Reader, Value};
+use crate::json::{Object, Value};
 use crate::message::{
     ExecuteParams, FieldError, InitializeParams, InitializeResult, NOT_INITIALIZED, ToolList,
     method,
 };
 use crate::rpc::{self, DecodeError, ErrorCode, ErrorObject, Id, Incoming, Message, Request};
-use crate::schema;
 
 /// One frame from stdin, taken out of the decoder so the decoder is free again.
 enum Received {
@@ -179,11 +177,7 @@ impl Extension {
             return self.reply_error(route, id, error);
         };
         if self.config.validate_input {
-            if let Some(Err(e)) = tool
-                .input_schema
-                .as_ref()
-                .map(|s| schema::validate(s, &input))
-            {
+            if let Err(e) = tool.check_input(&input) {
                 let error =
                     ErrorObject::new(ErrorCode::InvalidParams, e.message()).with_data(data([
                         ("toolName", Value::from(tool_name)),
@@ -245,51 +239,11 @@ fn data<const N: usize>(members: [(&str, Value); N]) -> Value {
 
 /// The `"id"` of a request from the first bytes of a line too long to decode.
 ///
-/// Reads the top-level members in order until the prefix runs out. `None` when the
-/// line is not an object, when no valid id comes before the cut, when the id is
-/// repeated, or when a `result` or `error` member shows a response (never answered).
+/// `None` when [`rpc::scan_prefix`] finds no single complete id before the cut, or
+/// when a `result` or `error` member shows the line is a response (never answered).
 fn request_id_in_prefix(prefix: &[u8]) -> Option<Id> {
-    let mut reader = Reader::new(prefix, &ParseOptions::DEFAULT);
-    reader.begin_object().ok()?;
-    let mut found: Vec<Id> = Vec::new();
-    while let Ok(Some(name)) = reader.next_member() {
-        let complete = match name.as_str() {
-            // An id that runs into the cut may be missing digits: only one that
-            // something follows counts.
-            "id" => match read_id(&mut reader) {
-                Some(id) if reader.peek().is_some() => {
-                    found.push(id);
-                    true
-                }
-                _ => return None,
-            },
-            "result" | "error" => return None,
-            _ => reader.skip_value().is_ok(),
-        };
-        if !complete || found.len() > 1 {
-            break;
-        }
-    }
-    match found.len() {
-        1 => found.pop(),
-        _ => None,
-    }
-}
-
-/// A valid id value at the reader's position: a string without lone surrogates, an
-/// integer, or `null`.
-fn read_id(reader: &mut Reader<'_>) -> Option<Id> {
-    if reader.peek() == Some(b'"') {
-        return match reader.read_string() {
-            Ok((text, false)) => Some(Id::String(text)),
-            _ => None,
-        };
-    }
-    match reader.read_value() {
-        Ok(Value::Number(n)) if n.is_integer() => Some(Id::Number(n)),
-        Ok(Value::Null) => Some(Id::Null),
-        _ => None,
-    }
+    let found = rpc::scan_prefix(prefix);
+    if found.has_outcome { None } else { found.id }
 }
 
 #[cfg(test)]

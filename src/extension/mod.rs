@@ -71,6 +71,14 @@ pub const SHUTTING_DOWN: i64 = -32000;
 pub const TOO_MANY_PENDING: i64 = -32001;
 
 /// How the endpoint behaves. Start from [`Config::default`] and set what you need.
+///
+/// ```
+/// use dhara_protocol::extension::Config;
+///
+/// let config = Config::default().custom_methods(true).max_pending(16);
+/// assert!(config.validate_input);
+/// assert_eq!(config.max_pending, 16);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Config {
@@ -96,6 +104,32 @@ impl Default for Config {
             custom_methods: false,
             max_pending: 1024,
         }
+    }
+}
+
+impl Config {
+    /// Sets [`max_line_bytes`](Config::max_line_bytes).
+    pub fn max_line_bytes(mut self, max_line_bytes: usize) -> Config {
+        self.max_line_bytes = max_line_bytes;
+        self
+    }
+
+    /// Sets [`validate_input`](Config::validate_input).
+    pub fn validate_input(mut self, validate: bool) -> Config {
+        self.validate_input = validate;
+        self
+    }
+
+    /// Sets [`custom_methods`](Config::custom_methods).
+    pub fn custom_methods(mut self, deliver: bool) -> Config {
+        self.custom_methods = deliver;
+        self
+    }
+
+    /// Sets [`max_pending`](Config::max_pending).
+    pub fn max_pending(mut self, max_pending: usize) -> Config {
+        self.max_pending = max_pending;
+        self
     }
 }
 

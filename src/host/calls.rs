@@ -73,8 +73,8 @@ pub(crate) struct Call {
 /// What an incoming response id refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Match {
-    /// A call in flight.
-    InFlight(CallId),
+    /// A call in flight, and the method it waits on.
+    InFlight(CallId, CallKind),
     /// A call the Core issued that already ended (how, if remembered).
     Ended(CallId, Option<EndReason>),
     /// No id the Core issued.
@@ -146,8 +146,8 @@ impl Calls {
             return Match::Unknown;
         }
         let id = CallId(n);
-        if self.in_flight.contains_key(&id) {
-            return Match::InFlight(id);
+        if let Some(call) = self.in_flight.get(&id) {
+            return Match::InFlight(id, call.kind);
         }
         let how = self
             .recent

@@ -129,7 +129,11 @@ pub enum CallError {
     /// The extension answered with a result that does not have the shape of the
     /// method's result.
     InvalidResult(FieldError),
-    /// The reply was longer than `max_line_bytes` and was discarded.
+    /// The reply was longer than `max_line_bytes` and was discarded. The call ends as
+    /// soon as the line passes the limit, when the kept start of the line shows it is
+    /// a response with this call's id: that is, when `id` comes before the `result` or
+    /// `error` member, as most JSON-RPC writers put it. Otherwise the line is reported
+    /// as [`PeerError::LineTooLong`] and the call ends by its deadline.
     TooLarge {
         /// Its length in bytes.
         len: u64,
@@ -240,9 +244,9 @@ pub enum PeerError {
         /// The start of the unfinished line.
         line: Excerpt,
     },
-    /// A response whose id the Core never issued: an integer it has not used yet, a
-    /// negative or fractional-looking number, a string (even `"1"`: ids are never
-    /// matched by guess), or `null` with a result.
+    /// A response whose id the Core never issued: an integer it has not used yet (or
+    /// zero, or negative), a string (even `"1"`: ids are never matched by guess), or
+    /// `null` with a result.
     UnknownId {
         /// The id as it came.
         id: Id,
@@ -263,7 +267,7 @@ pub enum PeerError {
         error: ErrorObject,
     },
     /// The extension sent a request. The Core serves none, so it answered `-32601`
-    /// (Method not found).
+    /// (Method not found), unless the process had already exited.
     UnexpectedRequest {
         /// The request's id (echoed in the answer).
         id: Id,

@@ -5,10 +5,10 @@
 use alloc::vec::Vec;
 
 use super::Core;
-use super::calls::{CallId, CallKind, EndReason, Match};
+use super::calls::{CallKind, EndReason, Match};
 use super::events::{CallError, Event, Excerpt, PeerError, Reply};
 use crate::frame::Frame;
-use crate::json::{ParseOptions, Reader, Value};
+use crate::json::Value;
 use crate::message::{InitializeResult, Progress, ToolList, ToolResult, method};
 use crate::rpc::{
     self, DecodeError, ErrorCode, ErrorObject, Id, Incoming, Message, Notification, Request,
@@ -81,8 +81,8 @@ impl Core {
 
     fn handle_response(&mut self, response: Response) {
         match self.calls.lookup(&response.id) {
-            Match::InFlight(call) => {
-                let result = self.read_reply(call, response.outcome);
+            Match::InFlight(call, kind) => {
+                let result = self.read_reply(kind, response.outcome);
                 self.end_call(call, result, Some(EndReason::Answered));
             }
             Match::Ended(call, ended) => self.report(PeerError::LateResponse { call, ended }),
@@ -97,22 +97,21 @@ impl Core {
     /// (the tools, the extension's name).
     fn read_reply(
         &mut self,
-        call: CallId,
+        kind: CallKind,
         outcome: Result<Value, ErrorObject>,
     ) -> Result<Reply, CallError> {
         let value = outcome.map_err(CallError::Rpc)?;
-        let kind = self.calls.get(call).map(|c| c.kind);
         let reply = match kind {
-            Some(CallKind::Initialize) => InitializeResult::from_value(value).map(|result| {
+            CallKind::Initialize => InitializeResult::from_value(value).map(|result| {
                 self.tools = result.tools.clone();
                 self.server_info = Some((result.name.clone(), result.version.clone()));
                 Reply::Initialized(result)
             }),
-            Some(CallKind::ListTools) => ToolList::from_value(value).map(|list| {
+            CallKind::ListTools => ToolList::from_value(value).map(|list| {
                 self.tools = list.tools.clone();
                 Reply::Tools(list)
             }),
-            Some(CallKind::Execute) | None => ToolResult::from_value(value).map(Reply::Executed),
+            CallKind::Execute => ToolResult::from_value(value).map(Reply::Executed),
         };
         reply.map_err(CallError::InvalidResult)
     }
@@ -143,7 +142,7 @@ impl Core {
     fn handle_progress(&mut self, progress: Progress) {
         let call = match &progress.id {
             Some(id) => match self.calls.lookup(id) {
-                Match::InFlight(call) => Some(call),
+                Match::InFlight(call, _) => Some(call),
                 Match::Ended(..) | Match::Unknown => None,
             },
             None => self.calls.single(),
@@ -183,7 +182,7 @@ impl Core {
     /// once; otherwise it is reported.
     fn handle_too_long(&mut self, id: Option<Id>, line: Excerpt) {
         match id.map(|id| self.calls.lookup(&id)) {
-            Some(Match::InFlight(call)) => {
+            Some(Match::InFlight(call, _)) => {
                 let result = Err(CallError::TooLarge { len: line.len });
                 self.end_call(call, result, Some(EndReason::TooLarge));
             }
@@ -202,38 +201,19 @@ fn length(len: impl TryInto<u64>) -> u64 {
 
 /// The id of a response, read from the first bytes of a line too long to decode.
 ///
-/// It reads the top-level members in order with the JSON reader and stops at the
-/// first one it cannot read whole. It gives the `id` only when the line is a response
-/// (a `result` or `error` member was reached, and no `method`) and the id itself was
-/// read whole (bytes follow it in the prefix, so a number cut short is never taken).
-/// So it finds the id when `id` comes before the large member, as this crate and most
-/// JSON-RPC libraries write it; a line that puts `id` after a large `result` is only
-/// reported, and its call ends by its deadline.
+/// [`rpc::scan_prefix`] reads the top-level members in order and stops at the first
+/// one it cannot read whole, so an id number cut short is never taken. The id counts
+/// only when the line is a response (a `result` or `error` member was reached, and no
+/// `method`). So it finds the id when `id` comes before the large member, as this
+/// crate and most JSON-RPC libraries write it; a line that puts `id` after a large
+/// `result` is only reported, and its call ends by its deadline.
 fn response_id(prefix: &[u8]) -> Option<Id> {
-    let mut reader = Reader::new(prefix, &ParseOptions::DEFAULT);
-    reader.begin_object().ok()?;
-    let mut id = None;
-    while let Ok(Some(name)) = reader.next_member() {
-        match name.as_str() {
-            "id" => {
-                let value = reader.read_value().ok()?;
-                reader.peek()?;
-                id = Some(value);
-            }
-            "method" => return None,
-            "result" | "error" => {
-                return match id? {
-                    Value::Number(n) => Some(Id::Number(n)),
-                    Value::String(s) => Some(Id::String(s)),
-                    _ => None,
-                };
-            }
-            _ => {
-                reader.skip_value().ok()?;
-            }
-        }
+    let found = rpc::scan_prefix(prefix);
+    if found.has_outcome && !found.has_method {
+        found.id.filter(|id| !id.is_null())
+    } else {
+        None
     }
-    None
 }
 
 #[cfg(test)]

@@ -30,7 +30,6 @@ use crate::frame::{self, LineDecoder};
 use crate::json::Value;
 use crate::message::{ExecuteParams, InitializeParams, Tool, method};
 use crate::rpc::{self, DecodeError, Id, Message, Response};
-use crate::schema;
 use crate::time::Instant;
 
 use calls::{Call, CallKind, Calls};
@@ -260,8 +259,9 @@ pub struct CallOptions {
 ///   the grace are still delivered. If the exit is not reported when the grace ends,
 ///   [`Output::Kill`] comes, exactly once, and never earlier.
 /// * **Time.** Every command and input carries `now`; an earlier `now` than one seen
-///   before counts as the latest one. Timers due at `now` fire before the bytes handed
-///   in with the same input are decoded, earliest first.
+///   before counts as the latest one. Timers fire in `poll_output`, earliest first:
+///   those due at `now` fire before the bytes handed in with the same input are
+///   decoded. Commands fire none themselves.
 /// * **End of stdout.** The lines already handed in are decoded first (an unfinished
 ///   last line is reported as [`PeerError::Truncated`]); then every pending call ends
 ///   with [`CallError::ExtensionExited`] and, if the process was not already shutting
@@ -270,13 +270,17 @@ pub struct CallOptions {
 ///   before [`Input::Exited`], so no reply written just before the exit is lost. The
 ///   Core decodes whatever it was already handed, then ends every pending call with
 ///   [`CallError::ExtensionExited`], then gives [`Event::Closed`], the last event.
-///   Timers stop at the exit, and input reported after it is ignored.
-/// * **Bounded.** At most `max_in_flight` calls, `recent_ids` remembered ids, and one
-///   line (`max_line_bytes`) buffered. Lines are decoded only when the driver polls
-///   and no event is waiting, so the events queued are those of one line or one timer.
-///   The driver polls until [`Output::Wait`] after every input.
+///   Timers stop at the exit, nothing more is written (not even the answer to a
+///   request decoded after it), and input reported after it is ignored.
+/// * **Bounded.** At most `max_in_flight` calls and `recent_ids` remembered ids; the
+///   line decoder keeps the bytes handed in and not yet decoded, and never more than
+///   `max_line_bytes` of one line. Lines are decoded only when the driver polls and no
+///   event is waiting, so the events queued are those of one line or one timer. The
+///   driver polls until [`Output::Wait`] after every input.
 /// * **Output.** Bytes to write go to one buffer reused across messages:
-///   [`Output::Transmit`] borrows it and the next `poll_output` clears it.
+///   [`Output::Transmit`] borrows it and the next `poll_output` clears it. The Core
+///   may still send `shutdown` to a process whose stdout has closed; a driver ignores
+///   a write that fails because the process is gone (its exit will be reported).
 #[derive(Debug)]
 pub struct Core {
     config: Config,
@@ -395,8 +399,8 @@ impl Core {
                 name: params.tool_name,
             });
         };
-        if let (true, Some(input_schema)) = (self.config.validate_input, &tool.input_schema) {
-            if let Err(error) = schema::validate(input_schema, &params.input) {
+        if self.config.validate_input {
+            if let Err(error) = tool.check_input(&params.input) {
                 return Err(UsageError::InvalidInput {
                     tool: params.tool_name,
                     error,
@@ -612,13 +616,12 @@ impl Core {
 
     fn check_ready(&self) -> Result<(), UsageError> {
         match self.state {
-            State::Ready if self.stdout_closed || self.shutdown.is_some() => {
-                Err(UsageError::ShuttingDown)
-            }
+            State::Closed => Err(UsageError::Closed),
+            State::ShuttingDown => Err(UsageError::ShuttingDown),
+            // Stdout ended; the shutdown it starts comes with the next poll.
+            _ if self.stdout_closed => Err(UsageError::ShuttingDown),
             State::Ready => Ok(()),
             State::NotStarted | State::Initializing => Err(UsageError::NotReady),
-            State::ShuttingDown => Err(UsageError::ShuttingDown),
-            State::Closed => Err(UsageError::Closed),
         }
     }
 
@@ -683,10 +686,12 @@ impl Core {
         self.events.push_back(Event::ShuttingDown { reason });
     }
 
-    /// Appends one line to the output buffer.
+    /// Appends one line to the output buffer; nothing once the process has exited.
     fn send(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
         self.reclaim_output();
-        frame::write_line(&mut self.out, write);
+        if self.exit.is_none() {
+            frame::write_line(&mut self.out, write);
+        }
     }
 
     /// Clears the output buffer once the driver has had it.

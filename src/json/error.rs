@@ -1,6 +1,7 @@
 //! Parse errors: what went wrong ([`ErrorKind`]) and where ([`Error::offset`],
 //! [`Error::line`], [`Error::column`]).
 
+use alloc::boxed::Box;
 use core::fmt;
 
 /// What made the input not JSON (or not acceptable under the [`ParseOptions`]).
@@ -73,8 +74,15 @@ impl fmt::Display for ErrorKind {
 /// assert_eq!((err.offset(), err.line(), err.column()), (18, 2, 10));
 /// assert_eq!(err.to_string(), "unexpected character '}' at line 2 column 10 (byte 18)");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Error {
+    // Boxed: a `Result` carrying it stays one word wide on the parser's hot paths,
+    // and errors are rare.
+    detail: Box<Detail>,
+}
+
+#[derive(Clone, PartialEq, Eq)]
+struct Detail {
     kind: ErrorKind,
     offset: usize,
     line: usize,
@@ -99,41 +107,56 @@ impl Error {
             .filter(|&&b| b & 0xC0 != 0x80)
             .count();
         Error {
-            kind,
-            offset,
-            line,
-            column,
+            detail: Box::new(Detail {
+                kind,
+                offset,
+                line,
+                column,
+            }),
         }
     }
 
     /// What went wrong.
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.detail.kind
     }
 
     /// The byte offset in the input where it went wrong.
     pub fn offset(&self) -> usize {
-        self.offset
+        self.detail.offset
     }
 
     /// The 1-based line of [`offset`](Error::offset).
     pub fn line(&self) -> usize {
-        self.line
+        self.detail.line
     }
 
     /// The 1-based column of [`offset`](Error::offset), in characters.
     pub fn column(&self) -> usize {
-        self.column
+        self.detail.column
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = &self.detail;
         write!(
             f,
             "{} at line {} column {} (byte {})",
-            self.kind, self.line, self.column, self.offset
+            d.kind, d.line, d.column, d.offset
         )
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = &self.detail;
+        f.debug_struct("Error")
+            .field("kind", &d.kind)
+            .field("offset", &d.offset)
+            .field("line", &d.line)
+            .field("column", &d.column)
+            .finish()
     }
 }
 

@@ -102,6 +102,9 @@ pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> 
 #[derive(Clone, Debug)]
 pub struct Reader<'a> {
     input: &'a [u8],
+    /// The longest prefix of `input` that is UTF-8, checked once up front. String
+    /// text is taken from it; a string that reaches past it is not UTF-8.
+    text: &'a str,
     pos: usize,
     depth: usize,
     max_depth: usize,
@@ -120,8 +123,16 @@ enum LoneSurrogate {
 impl<'a> Reader<'a> {
     /// A reader at the start of `input`.
     pub fn new(input: &'a [u8], options: &ParseOptions) -> Reader<'a> {
+        let text = match core::str::from_utf8(input) {
+            Ok(text) => text,
+            Err(e) => {
+                let valid = input.get(..e.valid_up_to()).unwrap_or_default();
+                core::str::from_utf8(valid).unwrap_or_default()
+            }
+        };
         Reader {
             input,
+            text,
             pos: 0,
             depth: 0,
             max_depth: options.max_depth,
@@ -168,14 +179,14 @@ impl<'a> Reader<'a> {
             }
             Some(b',') if !first => {
                 self.pos += 1;
-                let mut name = String::new();
+                let mut name = Capture::default();
                 self.member_name(&mut name)?;
-                Ok(Some(name))
+                Ok(Some(name.0))
             }
             Some(b'"') if first => {
-                let mut name = String::new();
+                let mut name = Capture::default();
                 self.member_name(&mut name)?;
-                Ok(Some(name))
+                Ok(Some(name.0))
             }
             _ => Err(self.unexpected()),
         }
@@ -212,9 +223,10 @@ impl<'a> Reader<'a> {
     /// Reads one whole value as an owned tree. Its nesting counts from the reader's
     /// current depth.
     pub fn read_value(&mut self) -> Result<Value, Error> {
-        let mut tree = Tree::default();
-        self.walk(&mut tree)?;
-        Ok(tree.finish())
+        let mut tree = Tree::new();
+        let walked = self.walk(&mut tree);
+        let value = tree.finish();
+        walked.map(|()| value)
     }
 
     /// Reads a string value: the decoded text, and whether an escaped lone surrogate
@@ -227,9 +239,9 @@ impl<'a> Reader<'a> {
         if self.peek() != Some(b'"') {
             return Err(self.error(ErrorKind::ExpectedString, self.pos));
         }
-        let mut text = String::new();
-        let replaced = self.string(&mut text, self.value_surrogates())?;
-        Ok((text, replaced))
+        let mut text = Capture::default();
+        let replaced = self.string(&mut text, Place::Value { in_object: false })?;
+        Ok((text.0, replaced))
     }
 
     /// Checks one whole value without building it; returns its byte range in the input.
@@ -268,7 +280,7 @@ impl<'a> Reader<'a> {
                         self.leave();
                         sink.close(OBJECT, in_object);
                     } else {
-                        self.member_name_into(sink)?;
+                        self.member_name(sink)?;
                         open.push(OBJECT);
                         continue;
                     }
@@ -287,9 +299,7 @@ impl<'a> Reader<'a> {
                     }
                 }
                 Some(b'"') => {
-                    let mut text = S::Text::default();
-                    self.string(&mut text, self.value_surrogates())?;
-                    sink.string(text, in_object);
+                    self.string(sink, Place::Value { in_object })?;
                 }
                 Some(b'-' | b'0'..=b'9') => {
                     let start = self.pos;
@@ -323,7 +333,7 @@ impl<'a> Reader<'a> {
                 match (self.peek(), container) {
                     (Some(b','), OBJECT) => {
                         self.pos += 1;
-                        self.member_name_into(sink)?;
+                        self.member_name(sink)?;
                         break;
                     }
                     (Some(b','), _) => {
@@ -342,50 +352,59 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A member name and the `:` after it, for [`walk`](Reader::walk).
-    fn member_name_into<S: Sink>(&mut self, sink: &mut S) -> Result<(), Error> {
-        let mut name = S::Text::default();
-        self.member_name(&mut name)?;
-        sink.name(name);
-        Ok(())
-    }
-
     /// A member name (lone surrogates rejected) and the `:` after it.
-    fn member_name<T: Text>(&mut self, name: &mut T) -> Result<(), Error> {
+    fn member_name<S: Strings>(&mut self, sink: &mut S) -> Result<(), Error> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected());
         }
-        self.string(name, LoneSurrogate::Reject)?;
+        self.string(sink, Place::Name)?;
         self.expect(b':')
     }
 
-    /// A string starting at the `"` under `self.pos`, decoded into `out`. Returns
-    /// whether a lone surrogate escape was replaced.
-    fn string<T: Text>(&mut self, out: &mut T, lone: LoneSurrogate) -> Result<bool, Error> {
-        let input = self.input;
+    /// The string starting at the `"` under `self.pos`, given to `sink`; returns
+    /// whether a lone surrogate escape was replaced with U+FFFD.
+    ///
+    /// Runs without escapes are found a word at a time and taken whole from the
+    /// UTF-8-checked input ([`Reader::text`]); a string without escapes goes to the
+    /// sink as it is.
+    fn string<S: Strings>(&mut self, sink: &mut S, place: Place) -> Result<bool, Error> {
+        let first = self.pos + 1;
+        let mut i = find_special(self.input, first);
+        if self.input.get(i) == Some(&b'"') {
+            sink.str(self.text_run(first, i)?, place);
+            self.pos = i + 1;
+            return Ok(false);
+        }
+        let lone = match place {
+            Place::Name => LoneSurrogate::Reject,
+            Place::Value { .. } => self.value_surrogates(),
+        };
+        let mut out = S::Text::default();
         let mut replaced = false;
-        let mut i = self.pos + 1;
+        let mut start = first;
         loop {
-            let start = i;
-            i = find_special(input, i);
             if i > start {
-                let run = input.get(start..i).unwrap_or_default();
-                match core::str::from_utf8(run) {
-                    Ok(run) => out.run(run),
-                    Err(e) => {
-                        return Err(self.error(ErrorKind::InvalidUtf8, start + e.valid_up_to()));
-                    }
-                }
+                out.run(self.text_run(start, i)?);
             }
-            match input.get(i) {
-                Some(b'"') => {
-                    self.pos = i + 1;
-                    return Ok(replaced);
-                }
-                Some(b'\\') => i = self.escape(i, out, lone, &mut replaced)?,
+            match self.input.get(i) {
+                Some(b'"') => break,
+                Some(b'\\') => start = self.escape(i, &mut out, lone, &mut replaced)?,
                 Some(_) => return Err(self.error(ErrorKind::ControlCharacterInString, i)),
                 None => return Err(self.error(ErrorKind::UnexpectedEnd, i)),
             }
+            i = find_special(self.input, start);
+        }
+        sink.decoded(out.finish(), place);
+        self.pos = i + 1;
+        Ok(replaced)
+    }
+
+    /// The input text from `start` to `end`, or the error for bytes that are not UTF-8.
+    #[inline]
+    fn text_run(&self, start: usize, end: usize) -> Result<&'a str, Error> {
+        match self.text.get(start..end) {
+            Some(run) => Ok(run),
+            None => Err(self.error(ErrorKind::InvalidUtf8, self.text.len())),
         }
     }
 
@@ -399,19 +418,19 @@ impl<'a> Reader<'a> {
         replaced: &mut bool,
     ) -> Result<usize, Error> {
         let short = match self.input.get(at + 1) {
-            Some(b'"') => '"',
-            Some(b'\\') => '\\',
-            Some(b'/') => '/',
-            Some(b'b') => '\u{8}',
-            Some(b'f') => '\u{c}',
-            Some(b'n') => '\n',
-            Some(b'r') => '\r',
-            Some(b't') => '\t',
+            Some(b'"') => b'"',
+            Some(b'\\') => b'\\',
+            Some(b'/') => b'/',
+            Some(b'b') => 0x08,
+            Some(b'f') => 0x0C,
+            Some(b'n') => b'\n',
+            Some(b'r') => b'\r',
+            Some(b't') => b'\t',
             Some(b'u') => return self.unicode_escape(at, out, lone, replaced),
             Some(_) => return Err(self.error(ErrorKind::InvalidEscape, at)),
             None => return Err(self.error(ErrorKind::UnexpectedEnd, at + 1)),
         };
-        out.push(short);
+        out.push_ascii(short);
         Ok(at + 2)
     }
 
@@ -591,30 +610,65 @@ pub(crate) fn special_bytes(word: u64) -> u64 {
     (has_quote | has_backslash | has_control) & HIGH
 }
 
+/// `true` for the bytes a JSON string cannot hold raw.
+#[inline]
+fn is_special(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
+}
+
+/// The eight bytes at `bytes[at..]` as a little-endian word.
+#[inline]
+fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+    let word = bytes.get(at..at + 8)?;
+    <[u8; 8]>::try_from(word).ok().map(u64::from_le_bytes)
+}
+
 /// The index of the first `"`, `\` or control byte at or after `from`, or
-/// `input.len()`. Eight bytes at a time.
+/// `input.len()`.
+///
+/// Short runs (member names, small values) end within the first two words, found
+/// with bit tricks on `u64`s. Longer runs go on in 64-byte blocks, written so the
+/// compiler checks each block with vector compares; the block holding the special
+/// byte is then searched a word at a time.
 #[inline]
 pub(crate) fn find_special(input: &[u8], from: usize) -> usize {
+    const BLOCK: usize = 64;
     let rest = input.get(from..).unwrap_or_default();
-    let mut words = rest.chunks_exact(8);
-    let mut i = from;
-    for word in &mut words {
-        let Ok(word) = <[u8; 8]>::try_from(word) else {
-            break;
-        };
-        let found = special_bytes(u64::from_le_bytes(word));
+    let mut i = 0;
+    while i < 16 {
+        let Some(word) = word_at(rest, i) else { break };
+        let found = special_bytes(word);
         if found != 0 {
-            return i + (found.trailing_zeros() / 8) as usize;
+            return from + i + (found.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
-    for &b in words.remainder() {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            return i;
+    while let Some(block) = rest.get(i..i + BLOCK) {
+        let Ok(block) = <&[u8; BLOCK]>::try_from(block) else {
+            break;
+        };
+        let mut any = 0u8;
+        for &b in block {
+            any |= u8::from(is_special(b));
         }
-        i += 1;
+        if any != 0 {
+            break;
+        }
+        i += BLOCK;
     }
-    i
+    while let Some(word) = word_at(rest, i) {
+        let found = special_bytes(word);
+        if found != 0 {
+            return from + i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    let tail = rest.get(i..).unwrap_or_default();
+    from + i
+        + tail
+            .iter()
+            .position(|&b| is_special(b))
+            .unwrap_or(tail.len())
 }
 
 // ---- What the grammar reports to ----------------------------------------------------
@@ -624,33 +678,77 @@ const ARRAY: bool = false;
 
 /// Where decoded string text goes: a `String`, or nowhere when only validating.
 trait Text: Default {
-    /// A run of text without escapes.
+    /// The finished text.
+    type Out;
+    /// A run of the input without escapes.
     fn run(&mut self, s: &str);
-    /// One character from an escape.
+    /// An ASCII character from a short escape.
+    fn push_ascii(&mut self, b: u8);
+    /// A character from a `\u` escape.
     fn push(&mut self, c: char);
+    /// The text.
+    fn finish(self) -> Self::Out;
 }
 
 impl Text for String {
+    type Out = String;
     #[inline]
     fn run(&mut self, s: &str) {
         self.push_str(s);
     }
     #[inline]
+    fn push_ascii(&mut self, b: u8) {
+        String::push(self, char::from(b));
+    }
+    #[inline]
     fn push(&mut self, c: char) {
         String::push(self, c);
     }
+    #[inline]
+    fn finish(self) -> String {
+        self
+    }
+}
+
+/// Where a string goes: a member name, or a value (a member's value when
+/// `in_object`, else an element or the root).
+#[derive(Clone, Copy)]
+enum Place {
+    Name,
+    Value { in_object: bool },
+}
+
+/// What takes the strings [`Reader::string`] finds.
+trait Strings {
+    /// Where decoded text goes.
+    type Text: Text;
+    /// A string without escapes, as it is in the input.
+    fn str(&mut self, s: &str, place: Place);
+    /// A string decoded from escapes.
+    fn decoded(&mut self, text: <Self::Text as Text>::Out, place: Place);
 }
 
 /// What [`Reader::walk`] finds, in order. `in_object` tells whether a completed
 /// value is a member value (its name came just before) or an element / the root.
-trait Sink {
-    type Text: Text;
+trait Sink: Strings {
     fn literal(&mut self, v: Value, in_object: bool);
     fn number(&mut self, text: &[u8], in_object: bool);
-    fn string(&mut self, text: Self::Text, in_object: bool);
-    fn name(&mut self, name: Self::Text);
     fn open(&mut self, object: bool);
     fn close(&mut self, object: bool, in_object: bool);
+}
+
+/// One string, for the reader's own methods.
+#[derive(Default)]
+struct Capture(String);
+
+impl Strings for Capture {
+    type Text = String;
+    fn str(&mut self, s: &str, _: Place) {
+        self.0 = String::from(s);
+    }
+    fn decoded(&mut self, text: String, _: Place) {
+        self.0 = text;
+    }
 }
 
 /// Validation only: nothing is built.
@@ -660,54 +758,105 @@ struct Skip;
 struct Discard;
 
 impl Text for Discard {
+    type Out = ();
     #[inline]
     fn run(&mut self, _: &str) {}
     #[inline]
+    fn push_ascii(&mut self, _: u8) {}
+    #[inline]
     fn push(&mut self, _: char) {}
+    #[inline]
+    fn finish(self) {}
+}
+
+impl Strings for Skip {
+    type Text = Discard;
+    fn str(&mut self, _: &str, _: Place) {}
+    fn decoded(&mut self, _: (), _: Place) {}
 }
 
 impl Sink for Skip {
-    type Text = Discard;
     fn literal(&mut self, _: Value, _: bool) {}
     fn number(&mut self, _: &[u8], _: bool) {}
-    fn string(&mut self, _: Discard, _: bool) {}
-    fn name(&mut self, _: Discard) {}
     fn open(&mut self, _: bool) {}
     fn close(&mut self, _: bool, _: bool) {}
 }
 
-/// Builds a [`Value`]. Finished elements and members wait on two shared scratch
-/// stacks; when a container closes its part of the stack moves into one exact-size
-/// `Vec`, so each container costs one allocation.
+/// Builds a [`Value`]. Finished members and elements wait on one scratch stack;
+/// when a container closes, its part of the stack moves into one exact-size `Vec`,
+/// so each container costs one allocation. With `std` the scratch stack is kept per
+/// thread between parses, so a parse allocates only what it returns.
 #[derive(Default)]
 struct Tree {
-    /// Array elements (and the root value).
-    values: Vec<Value>,
-    /// Object members; a member is pushed with its name and a `null` placeholder.
-    members: Vec<(String, Value)>,
-    /// For each open container, where its elements or members start.
+    /// Object members with their names (a member is pushed with a `null`
+    /// placeholder when its name is read), array elements with an empty name (which
+    /// does not allocate), and the root value.
+    items: Vec<(String, Value)>,
+    /// For each open container, where its items start.
     starts: Vec<usize>,
 }
 
+/// Scratch stacks bigger than this are not kept for the next parse.
+#[cfg(feature = "std")]
+const KEEP_SCRATCH_ITEMS: usize = 4096;
+
+#[cfg(feature = "std")]
+std::thread_local! {
+    static SCRATCH: core::cell::Cell<Option<Tree>> = const { core::cell::Cell::new(None) };
+}
+
 impl Tree {
+    /// An empty tree, reusing this thread's scratch stacks when there are some.
+    fn new() -> Tree {
+        #[cfg(feature = "std")]
+        if let Ok(Some(tree)) = SCRATCH.try_with(core::cell::Cell::take) {
+            return tree;
+        }
+        Tree::default()
+    }
+
+    /// The root value; the scratch stacks go back for the next parse.
+    fn finish(mut self) -> Value {
+        let root = self.items.pop().map(|(_, v)| v).unwrap_or_default();
+        #[cfg(feature = "std")]
+        if self.items.capacity() <= KEEP_SCRATCH_ITEMS {
+            self.items.clear();
+            self.starts.clear();
+            let _ = SCRATCH.try_with(|s| s.set(Some(self)));
+        }
+        root
+    }
+
     #[inline]
-    fn complete(&mut self, v: Value, in_object: bool) {
-        if in_object {
-            if let Some(member) = self.members.last_mut() {
-                member.1 = v;
-            }
-        } else {
-            self.values.push(v);
+    fn string(&mut self, s: String, place: Place) {
+        match place {
+            Place::Name => self.items.push((s, Value::Null)),
+            Place::Value { in_object } => self.complete(Value::String(s), in_object),
         }
     }
 
-    fn finish(mut self) -> Value {
-        self.values.pop().unwrap_or_default()
+    #[inline]
+    fn complete(&mut self, v: Value, in_object: bool) {
+        match self.items.last_mut() {
+            Some(member) if in_object => member.1 = v,
+            _ => self.items.push((String::new(), v)),
+        }
+    }
+}
+
+impl Strings for Tree {
+    type Text = String;
+    #[inline]
+    fn str(&mut self, s: &str, place: Place) {
+        self.string(String::from(s), place);
+    }
+    #[inline]
+    fn decoded(&mut self, text: String, place: Place) {
+        self.string(text, place);
     }
 }
 
 impl Sink for Tree {
-    type Text = String;
     #[inline]
     fn literal(&mut self, v: Value, in_object: bool) {
         self.complete(v, in_object);
@@ -717,32 +866,17 @@ impl Sink for Tree {
         self.complete(Value::Number(Number::from_checked_bytes(text)), in_object);
     }
     #[inline]
-    fn string(&mut self, text: String, in_object: bool) {
-        self.complete(Value::String(text), in_object);
-    }
-    #[inline]
-    fn name(&mut self, name: String) {
-        self.members.push((name, Value::Null));
-    }
-    #[inline]
-    fn open(&mut self, object: bool) {
-        self.starts.push(if object {
-            self.members.len()
-        } else {
-            self.values.len()
-        });
+    fn open(&mut self, _: bool) {
+        self.starts.push(self.items.len());
     }
     #[inline]
     fn close(&mut self, object: bool, in_object: bool) {
-        let start = self.starts.pop().unwrap_or_default();
+        let start = self.starts.pop().unwrap_or_default().min(self.items.len());
+        let items = self.items.drain(start..);
         let v = if object {
-            let start = start.min(self.members.len());
-            Value::Object(Object::from(
-                self.members.drain(start..).collect::<Vec<_>>(),
-            ))
+            Value::Object(Object::from(items.collect::<Vec<_>>()))
         } else {
-            let start = start.min(self.values.len());
-            Value::Array(self.values.drain(start..).collect())
+            Value::Array(items.map(|(_, v)| v).collect())
         };
         self.complete(v, in_object);
     }

@@ -1,15 +1,35 @@
 //! `dhara`: run the demo, call an extension's tools, check an extension, or serve the
 //! example extension.
 
-// The commands that use these land with the std driver.
-#[allow(dead_code)]
+/// `print!` that ignores a closed stdout (as when piped into `head`) instead of
+/// panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `println!` that ignores a closed stdout.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod args;
-#[allow(dead_code)]
+mod call;
+mod check;
+mod connect;
+mod demo;
+mod example_extension;
 mod png;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "\
+/// The usage text, for `dhara --help` and usage errors.
+pub const USAGE: &str = "\
 dhara: call and check Dhara extensions (JSON-RPC 2.0 over stdio)
 
 USAGE:
@@ -80,12 +100,27 @@ fn main() -> ExitCode {
         return Status::Usage.into();
     };
     let status = match command.as_str() {
+        "demo" => demo::run(rest),
+        "tools" => call::tools(rest),
+        "call" => call::call(rest),
+        "session" => call::session(rest),
+        "check" => return ExitCode::from(u8::try_from(check::run(rest)).unwrap_or(1)),
+        "example-extension" => {
+            if let Some(extra) = rest.first() {
+                return usage_error(&format!(
+                    "`dhara example-extension` takes no arguments (got `{extra}`)"
+                ))
+                .into();
+            }
+            return ExitCode::from(u8::try_from(example_extension::run()).unwrap_or(1));
+        }
         "-h" | "--help" | "help" => {
-            print!("{USAGE}");
+            out!("{USAGE}");
             Status::Success
         }
-        other => usage_error(&format!("unknown command `{other}`")),
+        other => usage_error(&format!(
+            "unknown command `{other}`; the commands are demo, tools, call, session, check and example-extension"
+        )),
     };
-    let _ = rest;
     status.into()
 }

@@ -14,7 +14,7 @@ use dhara_protocol::message::{
 };
 use dhara_protocol::rpc::{self, ErrorCode, Id, Message};
 
-use super::harness::{Exit, Extension, Reply, Trace, shown};
+use super::harness::{Exit, Process, Reply, Trace, id_text, shown};
 use super::{Row, Status};
 use crate::args::format_duration;
 
@@ -54,7 +54,7 @@ pub struct Outcome {
 /// Runs every check against `command`. `Err` when the command cannot be started.
 pub fn run(command: &[String], settings: &Settings) -> Result<Outcome, String> {
     let mut rows = Vec::new();
-    let mut session = Extension::spawn(1, command, &settings.cwd, &settings.trace)?;
+    let mut session = Process::spawn(1, command, &settings.cwd, &settings.trace)?;
     let initialized = check_initialize(&mut session, settings, &mut rows);
     if let Some(result) = &initialized {
         check_tools(&result.tools, &mut rows);
@@ -70,9 +70,9 @@ pub fn run(command: &[String], settings: &Settings) -> Result<Outcome, String> {
     match &initialized {
         Some(result) => {
             let tool = result.tools.first().map_or("echo", |t| t.name.as_str());
-            let mut fresh = Extension::spawn(2, command, &settings.cwd, &settings.trace)?;
+            let mut fresh = Process::spawn(2, command, &settings.cwd, &settings.trace)?;
             check_before_initialize(&mut fresh, settings, tool, &mut rows);
-            let mut fresh = Extension::spawn(3, command, &settings.cwd, &settings.trace)?;
+            let mut fresh = Process::spawn(3, command, &settings.cwd, &settings.trace)?;
             check_batch(&mut fresh, settings, &mut rows);
         }
         None => rows.push(Row::new(
@@ -86,7 +86,7 @@ pub fn run(command: &[String], settings: &Settings) -> Result<Outcome, String> {
 
 /// `initialize` answered in time with a well-formed result.
 fn check_initialize(
-    ext: &mut Extension,
+    ext: &mut Process,
     settings: &Settings,
     rows: &mut Vec<Row>,
 ) -> Option<InitializeResult> {
@@ -109,11 +109,7 @@ fn check_initialize(
 }
 
 /// Sends `initialize` with id `id` and reads its result.
-fn initialize(
-    ext: &mut Extension,
-    settings: &Settings,
-    id: u64,
-) -> Result<InitializeResult, String> {
+fn initialize(ext: &mut Process, settings: &Settings, id: u64) -> Result<InitializeResult, String> {
     let params = InitializeParams::new(settings.cwd.to_string_lossy()).into_value();
     ext.send_request(Id::from(id), method::INITIALIZE, Some(&params))?;
     match ext.next_reply(settings.timeout) {
@@ -168,7 +164,7 @@ fn check_tools(tools: &[Tool], rows: &mut Vec<Row>) {
 
 /// The requests that must be answered with a JSON-RPC error.
 fn check_error_replies(
-    ext: &mut Extension,
+    ext: &mut Process,
     settings: &Settings,
     tools: &[Tool],
     rows: &mut Vec<Row>,
@@ -250,7 +246,7 @@ fn first_required(tool: &Tool) -> Option<&str> {
 }
 
 /// A string id and two large integer ids are echoed exactly.
-fn check_ids(ext: &mut Extension, settings: &Settings, rows: &mut Vec<Row>) {
+fn check_ids(ext: &mut Process, settings: &Settings, rows: &mut Vec<Row>) {
     let ids = [
         ("string id echoed", Some(Id::from(STRING_ID))),
         (
@@ -282,7 +278,7 @@ fn check_ids(ext: &mut Extension, settings: &Settings, rows: &mut Vec<Row>) {
 }
 
 /// An unknown notification gets no reply: the only reply is to the request after it.
-fn check_notification(ext: &mut Extension, settings: &Settings, rows: &mut Vec<Row>) {
+fn check_notification(ext: &mut Process, settings: &Settings, rows: &mut Vec<Row>) {
     let params = Value::Object(Object::new());
     let id = Id::from(9u64);
     let sent = ext
@@ -314,7 +310,7 @@ fn check_notification(ext: &mut Extension, settings: &Settings, rows: &mut Vec<R
 }
 
 /// Stdout held only JSON-RPC messages, and every reply answered a request.
-fn check_output(ext: &Extension, rows: &mut Vec<Row>) {
+fn check_output(ext: &Process, rows: &mut Vec<Row>) {
     let extra: Vec<&String> = ext.noise.iter().chain(&ext.strays).collect();
     let row = match extra.first() {
         None => Row::new(
@@ -332,7 +328,7 @@ fn check_output(ext: &Extension, rows: &mut Vec<Row>) {
 }
 
 /// `shutdown` makes the process exit with code 0 within the grace.
-fn check_shutdown(ext: &mut Extension, settings: &Settings, rows: &mut Vec<Row>) {
+fn check_shutdown(ext: &mut Process, settings: &Settings, rows: &mut Vec<Row>) {
     let started = Instant::now();
     let (status, detail) = match ext.send_notification(method::SHUTDOWN, None) {
         Err(e) => (Status::Fail, e),
@@ -344,7 +340,7 @@ fn check_shutdown(ext: &mut Extension, settings: &Settings, rows: &mut Vec<Row>)
 /// How the process ended within the grace; `failure` is the status when it did not
 /// exit with code 0.
 fn exit_row(
-    ext: &mut Extension,
+    ext: &mut Process,
     settings: &Settings,
     started: Instant,
     failure: Status,
@@ -370,7 +366,7 @@ fn exit_row(
 /// On a fresh process: a request before `initialize` gets -32002, and end of stdin
 /// (after initializing) makes the process exit with code 0. Both WARN only.
 fn check_before_initialize(
-    ext: &mut Extension,
+    ext: &mut Process,
     settings: &Settings,
     tool: &str,
     rows: &mut Vec<Row>,
@@ -399,7 +395,7 @@ fn check_before_initialize(
 
 /// On a fresh process: a batch of two requests is answered with a batch of two
 /// replies. WARN only.
-fn check_batch(ext: &mut Extension, settings: &Settings, rows: &mut Vec<Row>) {
+fn check_batch(ext: &mut Process, settings: &Settings, rows: &mut Vec<Row>) {
     let (status, detail) = match initialize(ext, settings, 1) {
         Err(why) => (Status::Warn, format!("not run: initialize failed: {why}")),
         Ok(_) => {
@@ -458,7 +454,7 @@ fn batch_outcome(reply: Reply, ids: &[Id], settings: &Settings) -> (Status, Stri
 /// Waits for an error reply with `code` and one of the `allowed` ids, after a send
 /// that may have failed.
 fn expect_error(
-    ext: &mut Extension,
+    ext: &mut Process,
     settings: &Settings,
     sent: Result<(), String>,
     code: ErrorCode,
@@ -532,11 +528,4 @@ fn unexpected(reply: Reply, settings: &Settings, id: &Id) -> String {
 /// An error object as `-32601 "Method not found"`.
 fn describe_error(error: &rpc::ErrorObject) -> String {
     format!("{} {:?}", error.code.code(), error.message)
-}
-
-/// An id as it appears on the wire: `17`, `"17"` or `null`.
-fn id_text(id: &Id) -> String {
-    let mut text = Vec::new();
-    rpc::write_id(id, &mut text);
-    shown(&text)
 }

@@ -90,7 +90,7 @@ pub enum Exit {
 }
 
 /// One running extension process.
-pub struct Extension {
+pub struct Process {
     number: usize,
     child: Child,
     stdin: Option<ChildStdin>,
@@ -109,14 +109,14 @@ pub struct Extension {
     pub strays: Vec<String>,
 }
 
-impl Extension {
+impl Process {
     /// Starts `command` in `cwd`, with all three standard streams piped.
     pub fn spawn(
         number: usize,
         command: &[String],
         cwd: &Path,
         trace: &Trace,
-    ) -> Result<Extension, String> {
+    ) -> Result<Process, String> {
         let (program, args) = command.split_first().ok_or("no command given")?;
         let mut child = Command::new(program)
             .args(args)
@@ -147,7 +147,7 @@ impl Extension {
             let trace = trace.clone();
             thread::spawn(move || drain_stderr(err, number, &trace, &tail));
         }
-        Ok(Extension {
+        Ok(Process {
             number,
             stdin: child.stdin.take(),
             child,
@@ -213,7 +213,7 @@ impl Extension {
     /// request. Notifications from the extension are skipped; anything else that is
     /// not a reply is kept in [`noise`](Self::noise) or [`strays`](Self::strays).
     pub fn next_reply(&mut self, wait: Duration) -> Reply {
-        let deadline = Instant::now() + wait;
+        let deadline = deadline_after(wait);
         loop {
             let Some(line) = self.next_line(deadline) else {
                 return if self.stdout_open {
@@ -226,7 +226,7 @@ impl Extension {
                 Incoming::Single(Ok(Message::Response(response))) => {
                     if self.earlier_ids.contains(&response.id) {
                         self.strays
-                            .push(format!("late reply to id {}", response.id));
+                            .push(format!("late reply to id {}", id_text(&response.id)));
                     } else {
                         return Reply::Response(response);
                     }
@@ -248,7 +248,7 @@ impl Extension {
     /// Waits up to `wait` for the process to exit, reading (and recording as strays)
     /// whatever it still writes meanwhile.
     pub fn wait_exit(&mut self, wait: Duration) -> Exit {
-        let deadline = Instant::now() + wait;
+        let deadline = deadline_after(wait);
         loop {
             if let Some(code) = self.poll_exit() {
                 return Exit::Exited(code);
@@ -329,7 +329,7 @@ impl Extension {
     }
 }
 
-impl Drop for Extension {
+impl Drop for Process {
     fn drop(&mut self) {
         self.kill();
     }
@@ -388,6 +388,20 @@ fn drain_stderr(err: impl Read, number: usize, trace: &Trace, tail: &Mutex<VecDe
             tail.push_back(shown(text.as_bytes()));
         }
     }
+}
+
+/// The instant `wait` from now (or a year from now, for a wait too long to add).
+fn deadline_after(wait: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(wait)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
+}
+
+/// An id as it appears on the wire: `17`, `"17"` or `null`.
+pub fn id_text(id: &Id) -> String {
+    let mut text = Vec::new();
+    rpc::write_id(id, &mut text);
+    shown(&text)
 }
 
 /// A line as it is shown in a report: lossy UTF-8, cut to a readable length.

@@ -1,0 +1,237 @@
+//! `dhara demo`: a whole session against the example extension, as a transcript.
+
+use std::io::{IsTerminal, Write};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use dhara_protocol::driver::{self, ExtensionProcess, Stderr};
+use dhara_protocol::host::{CallError, CallOptions, Config, Event, ShutdownReason};
+use dhara_protocol::json::{self, Value};
+use dhara_protocol::message::{ExecuteParams, Progress, ToolResult};
+
+use crate::args::{self, Accepts};
+use crate::connect::{self, describe_content, describe_error_object};
+use crate::{Status, usage_error};
+
+/// The timeout of the call that never ends, and the grace after it.
+const SHORT_TIMEOUT: Duration = Duration::from_secs(1);
+const GRACE: Duration = Duration::from_secs(1);
+/// The timeout of every other call.
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `dhara demo [--trace]`
+pub fn run(words: &[String]) -> Status {
+    let accepts = Accepts {
+        process: false,
+        json: false,
+        trace: true,
+    };
+    let invocation = match args::parse(words, accepts) {
+        Ok(invocation) => invocation,
+        Err(e) => return usage_error(&format!("demo: {e}")),
+    };
+    if invocation.help {
+        out!("{}", crate::USAGE);
+        return Status::Success;
+    }
+    if let Some(extra) = invocation.positional.first().or(invocation.command.first()) {
+        return usage_error(&format!("`dhara demo` takes no arguments (got `{extra}`)"));
+    }
+    let mut demo = match Demo::start(invocation.options.trace) {
+        Ok(demo) => demo,
+        Err(message) => {
+            eprintln!("dhara: {message}");
+            return Status::Exited;
+        }
+    };
+    match demo.run() {
+        Ok(()) => Status::Success,
+        Err(message) => {
+            eprintln!("dhara: demo failed: {message}");
+            Status::Protocol
+        }
+    }
+}
+
+struct Demo {
+    extension: ExtensionProcess,
+    started: Instant,
+    terminal: bool,
+}
+
+impl Demo {
+    fn start(trace: bool) -> Result<Demo, String> {
+        let exe =
+            std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+        let mut command = Command::new(&exe);
+        command.arg("example-extension");
+        let config = Config::default()
+            .timeout(TIMEOUT)
+            .grace(GRACE)
+            .validate_input(false);
+        let options = driver::Options {
+            config,
+            stderr: Stderr::Prefixed(String::from("[example-extension] ")),
+        };
+        let mut extension = ExtensionProcess::spawn(command, options)
+            .map_err(|e| format!("cannot start {} example-extension: {e}", exe.display()))?;
+        if trace {
+            extension.set_trace(connect::trace_to_stderr());
+        }
+        Ok(Demo {
+            extension,
+            started: Instant::now(),
+            terminal: std::io::stdout().is_terminal(),
+        })
+    }
+
+    fn run(&mut self) -> Result<(), String> {
+        outln!("The Dhara demo: this process is the Core; the example extension is a child");
+        outln!("process speaking JSON-RPC 2.0 on its stdin/stdout, one message per line.");
+        outln!("(`dhara demo --trace` shows every message on stderr.)");
+        outln!();
+        outln!(
+            "== started `dhara example-extension` (pid {}, in its own process group)",
+            self.extension.id()
+        );
+
+        self.step("initialize");
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let info = self
+            .extension
+            .initialize(&cwd.display().to_string())
+            .map_err(|e| format!("initialize: {e}"))?;
+        outln!(
+            "   {} {} offers {} tools:",
+            info.name,
+            info.version,
+            info.tools.len()
+        );
+        for tool in &info.tools {
+            outln!(
+                "     {:<10} {}",
+                tool.name,
+                tool.description.as_deref().unwrap_or("")
+            );
+        }
+
+        self.show_call(
+            "echo",
+            r#"{"text": "Hello from the Core"}"#,
+            "a normal call",
+        )?;
+        self.show_call("add", r#"{"a": 2, "b": 40}"#, "numbers in, text out")?;
+        self.show_call(
+            "sleep",
+            r#"{"ms": 800}"#,
+            "progress arrives while the call runs",
+        )?;
+        self.show_call("image", "{}", "binary content travels as base64")?;
+        self.show_call("fail", "{}", "a tool error is a result with isError: true")?;
+        self.show_call("echo", "{}", "bad input is refused with a JSON-RPC error")?;
+        self.show_timeout()?;
+
+        outln!();
+        outln!("Done in {:.1}s.", self.started.elapsed().as_secs_f64());
+        Ok(())
+    }
+
+    fn step(&self, what: &str) {
+        outln!();
+        outln!("== [{:>5.2}s] {what}", self.started.elapsed().as_secs_f64());
+    }
+
+    fn show_call(&mut self, tool: &str, input: &str, why: &str) -> Result<(), String> {
+        let input = json::parse(input.as_bytes()).map_err(|e| format!("demo input: {e}"))?;
+        self.step(&format!("call {tool} {input}: {why}"));
+        let terminal = self.terminal;
+        let mut progress_shown = false;
+        let mut on_progress = |progress: &Progress| {
+            progress_shown = true;
+            if terminal {
+                out!("\r   progress: {:<40}", progress.message);
+                let _ = std::io::stdout().flush();
+            } else {
+                outln!("   progress: {}", progress.message);
+            }
+        };
+        let outcome = self.extension.call(tool, input, &mut on_progress);
+        if terminal && progress_shown {
+            outln!();
+        }
+        match outcome {
+            Ok(result) => print_result(&result),
+            Err(driver::Error::Call(CallError::Rpc(error))) => {
+                outln!("   JSON-RPC {}", describe_error_object(&error));
+            }
+            Err(e) => return Err(format!("{tool}: {e}")),
+        }
+        Ok(())
+    }
+
+    /// A call that never ends, with a short timeout: the call fails at once, the Core
+    /// sends `shutdown`, waits out the grace, and kills the process group.
+    fn show_timeout(&mut self) -> Result<(), String> {
+        self.step(&format!(
+            "call hang {{}} with a {} timeout: the extension never answers",
+            args::format_duration(SHORT_TIMEOUT)
+        ));
+        let now = self.extension.now();
+        let options = CallOptions {
+            timeout: Some(SHORT_TIMEOUT),
+            ..CallOptions::default()
+        };
+        let params = ExecuteParams::new("hang", Value::Object(Default::default()));
+        let call = self
+            .extension
+            .core_mut()
+            .execute_with(now, params, options)
+            .map_err(|e| format!("hang: {e}"))?;
+        for event in self.extension.events() {
+            let at = self.started.elapsed().as_secs_f64();
+            match event {
+                Event::CallEnded {
+                    call: c,
+                    result: Err(CallError::Timeout),
+                } if c == call => {
+                    outln!(
+                        "   [{at:>5.2}s] no reply in time: the call ends now with a timeout error"
+                    );
+                }
+                Event::ShuttingDown {
+                    reason: ShutdownReason::Timeout { .. },
+                } => {
+                    outln!(
+                        "   [{at:>5.2}s] the Core sends `shutdown` and allows {} of grace",
+                        args::format_duration(GRACE)
+                    );
+                    outln!("           (`hang` ignores shutdown, so the extension does not exit)");
+                }
+                Event::Closed { code: None } => {
+                    outln!(
+                        "   [{at:>5.2}s] grace over: the Core killed the process group; session closed"
+                    );
+                }
+                Event::Closed { code: Some(code) } => {
+                    outln!("   [{at:>5.2}s] the extension exited with code {code}; session closed");
+                }
+                Event::CallEnded { result, .. } => {
+                    return Err(format!("hang ended unexpectedly: {result:?}"));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+fn print_result(result: &ToolResult) {
+    let label = if result.is_error {
+        "tool error"
+    } else {
+        "result"
+    };
+    for content in &result.content {
+        outln!("   {label}: {}", describe_content(content).trim_end());
+    }
+}

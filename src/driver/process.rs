@@ -1,0 +1,772 @@
+//! [`ExtensionProcess`]: a [`Core`] driven over a child process, with threads and a
+//! channel.
+
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::string::String;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::thread;
+use std::time::Duration;
+use std::vec::Vec;
+use std::{boxed::Box, format};
+
+use crate::host::{
+    CallError, CallId, CallOptions, Config, Core, Event, Input, Output, Reply, UsageError,
+};
+use crate::json::Value;
+use crate::message::{
+    ExecuteParams, InitializeParams, InitializeResult, Progress, Tool, ToolResult,
+};
+use crate::time::{Clock, Instant};
+
+/// The size of one read from the child's stdout or stderr.
+const READ_CHUNK: usize = 8 * 1024;
+/// How many chunks may wait in the channel before the reader threads pause (and with
+/// them the child, on a full pipe): at most 512 KiB in flight.
+const CHANNEL_CHUNKS: usize = 64;
+/// How often the loop checks whether the child has exited while it waits.
+const EXIT_POLL: Duration = Duration::from_millis(50);
+/// After the child has exited, how long to wait for the end of its stdout (a
+/// grandchild may hold the pipe open) before reporting the exit anyway.
+const STDOUT_DRAIN: Duration = Duration::from_millis(200);
+/// The longest stderr or stdout line kept whole for tracing and prefixing.
+const LINE_MAX: usize = 64 * 1024;
+/// How many events the blocking conveniences set aside for [`ExtensionProcess::next_event`]
+/// (call endings and the final `Closed` are always kept).
+const DEFERRED_MAX: usize = 1024;
+
+/// What to do with the extension's stderr. It is never mixed into the protocol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stderr {
+    /// Copy each line to this process's stderr after the prefix (such as `"[ext] "`).
+    Prefixed(String),
+    /// Keep the last `limit` bytes, for [`ExtensionProcess::captured_stderr`].
+    Captured {
+        /// How many bytes to keep.
+        limit: usize,
+    },
+    /// Read and drop it.
+    Discard,
+}
+
+/// How to start and drive an extension.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The Core's configuration: timeouts, grace, limits.
+    pub config: Config,
+    /// What to do with the extension's stderr.
+    pub stderr: Stderr,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            config: Config::default(),
+            stderr: Stderr::Prefixed(String::from("[extension] ")),
+        }
+    }
+}
+
+/// One thing the trace hook is told about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Traced<'a> {
+    /// A line written to the extension's stdin (without its newline).
+    Sent(&'a [u8]),
+    /// A line read from the extension's stdout (without its newline; cut at 64 KiB).
+    Received(&'a [u8]),
+    /// A line the extension wrote to stderr.
+    Stderr(&'a [u8]),
+    /// The extension's stdout ended.
+    StdoutClosed,
+    /// The process group was killed.
+    Killed,
+    /// The process exited with this code (`None`: ended by a signal).
+    Exited(Option<i32>),
+}
+
+/// The trace hook: told everything that crosses the pipes, with the time since spawn.
+pub type TraceHook = Box<dyn FnMut(Duration, Traced<'_>) + Send>;
+
+/// Why a blocking convenience ([`ExtensionProcess::call`] and the like) has no result.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The Core refused the command (for example: not initialized, shutting down).
+    Usage(UsageError),
+    /// The call ended without a result: a JSON-RPC error, a timeout, the exit...
+    Call(CallError),
+    /// The reply was of another kind than the request asked for.
+    UnexpectedReply,
+    /// The session is over: the Core reported `Closed`.
+    Closed,
+}
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Error::Usage(e) => write!(f, "{e}"),
+            Error::Call(e) => write!(f, "{e}"),
+            Error::UnexpectedReply => f.write_str("the reply does not match the request"),
+            Error::Closed => f.write_str("the session is closed"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// What the reader threads send to the loop.
+enum FromChild {
+    Stdout(Vec<u8>),
+    StdoutClosed,
+    Stderr(Vec<u8>),
+    StderrClosed,
+}
+
+/// A [`Core`] running over a child process.
+///
+/// The loop is [`next_event`](ExtensionProcess::next_event): it polls the Core and does
+/// what it says (write, hand out an event, kill, or wait for input until the Core's
+/// deadline). Two threads read the child's stdout and stderr into one channel, and a
+/// third writes to its stdin, so the loop never blocks on a pipe.
+///
+/// ```no_run
+/// use dhara_protocol::driver::ExtensionProcess;
+/// use dhara_protocol::json::Value;
+/// use std::process::Command;
+///
+/// let mut ext = ExtensionProcess::spawn(Command::new("my-extension"), Default::default())?;
+/// let info = ext.initialize(".")?;
+/// println!("{} offers {} tools", info.name, info.tools.len());
+/// let result = ext.call("echo", Value::Null, |p| eprintln!("{}", p.message))?;
+/// println!("{result:?}");
+/// ext.shutdown()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ExtensionProcess {
+    core: Core,
+    clock: Clock,
+    child: Child,
+    /// The group to kill: the child's pid, when it leads its own group.
+    process_group: Option<u32>,
+    /// Bytes for the stdin writer thread; `None` once stdin is closed.
+    stdin: Option<Sender<Vec<u8>>>,
+    from_child: Receiver<FromChild>,
+    /// Keeps the channel connected after both readers have finished.
+    _keep_open: SyncSender<FromChild>,
+    stdout_open: bool,
+    stderr_open: bool,
+    /// When the child was seen to have exited, and its status, before it is reported.
+    exit_seen: Option<(Instant, ExitStatus)>,
+    exit_reported: bool,
+    closed: bool,
+    stderr: Stderr,
+    stderr_line: LineBuffer,
+    captured: VecDeque<u8>,
+    trace: Option<TraceHook>,
+    stdout_line: LineBuffer,
+    deferred: VecDeque<Event>,
+}
+
+impl ExtensionProcess {
+    /// Starts `command` with piped stdin, stdout and stderr, in its own process group
+    /// on Unix, and the reader and writer threads.
+    pub fn spawn(mut command: Command, options: Options) -> io::Result<ExtensionProcess> {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command.spawn()?;
+        let clock = Clock::new();
+        let process_group = if cfg!(unix) { Some(child.id()) } else { None };
+        let (to_loop, from_child) = mpsc::sync_channel(CHANNEL_CHUNKS);
+        let stdin = match start_threads(&mut child, &to_loop) {
+            Ok(stdin) => stdin,
+            Err(e) => {
+                // No thread, no driver: leave no process behind either.
+                kill_group(&mut child, process_group);
+                let _ = child.wait();
+                return Err(e);
+            }
+        };
+
+        Ok(ExtensionProcess {
+            core: Core::new(options.config),
+            clock,
+            child,
+            process_group,
+            stdin: Some(stdin),
+            from_child,
+            _keep_open: to_loop,
+            stdout_open: true,
+            stderr_open: true,
+            exit_seen: None,
+            exit_reported: false,
+            closed: false,
+            stderr: options.stderr,
+            stderr_line: LineBuffer::default(),
+            captured: VecDeque::new(),
+            trace: None,
+            stdout_line: LineBuffer::default(),
+            deferred: VecDeque::new(),
+        })
+    }
+
+    /// The events, one by one, as [`next_event`](ExtensionProcess::next_event) gives
+    /// them: `for event in extension.events() { ... }` runs the session to its end.
+    pub fn events(&mut self) -> impl Iterator<Item = Event> + '_ {
+        core::iter::from_fn(move || self.next_event())
+    }
+
+    /// Sets the hook told about every line in either direction, stderr lines, and the
+    /// process's end (for `--trace`).
+    pub fn set_trace(&mut self, hook: TraceHook) {
+        self.trace = Some(hook);
+    }
+
+    /// The Core, to read its state and tools.
+    pub fn core(&self) -> &Core {
+        &self.core
+    }
+
+    /// The Core, to issue commands directly; [`now`](ExtensionProcess::now) gives the
+    /// time to pass. Events then come from [`next_event`](ExtensionProcess::next_event).
+    pub fn core_mut(&mut self) -> &mut Core {
+        &mut self.core
+    }
+
+    /// The current time on this driver's clock.
+    pub fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
+    /// The child's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The last bytes of stderr, with [`Stderr::Captured`] (lossy UTF-8).
+    pub fn captured_stderr(&self) -> String {
+        let (a, b) = self.captured.as_slices();
+        let mut bytes = Vec::with_capacity(a.len() + b.len());
+        bytes.extend_from_slice(a);
+        bytes.extend_from_slice(b);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// Starts a `tools/execute` call with the Core's default options; its end comes
+    /// from [`next_event`](ExtensionProcess::next_event) as [`Event::CallEnded`].
+    pub fn start_call(&mut self, tool_name: &str, input: Value) -> Result<CallId, UsageError> {
+        let now = self.now();
+        self.core.execute(now, tool_name, input)
+    }
+
+    /// The next event, running the loop until there is one; `None` after
+    /// [`Event::Closed`] has been handed out.
+    ///
+    /// This is the whole driver: poll the Core; write what it transmits; kill when it
+    /// says so; otherwise wait for the child's output until its deadline, and feed
+    /// back what happened (bytes, end of stdout, exit, or the deadline passing).
+    pub fn next_event(&mut self) -> Option<Event> {
+        match self.deferred.pop_front() {
+            Some(event) => Some(event),
+            None => self.run_until_event(None),
+        }
+    }
+
+    /// Like [`next_event`](ExtensionProcess::next_event), but waits at most `max_wait`
+    /// for something to happen (zero: only what is ready now). `None` when nothing did,
+    /// or after the session has closed ([`is_closed`](ExtensionProcess::is_closed)).
+    /// For loops that also watch something else, such as their own input.
+    pub fn next_event_timeout(&mut self, max_wait: Duration) -> Option<Event> {
+        match self.deferred.pop_front() {
+            Some(event) => Some(event),
+            None => {
+                let give_up = self.clock.now().saturating_add(max_wait);
+                self.run_until_event(Some(give_up))
+            }
+        }
+    }
+
+    /// `true` once the Core has reported [`Event::Closed`]: the process has ended and
+    /// no more events will come from the loop.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// The loop: poll the Core and do what it says until it hands out an event, or
+    /// until `give_up` passes while waiting.
+    fn run_until_event(&mut self, give_up: Option<Instant>) -> Option<Event> {
+        while !self.closed {
+            match self.core.poll_output() {
+                Output::Transmit(bytes) => {
+                    if let Some(hook) = self.trace.as_mut() {
+                        let elapsed = self.clock.now().since_origin();
+                        for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                            hook(elapsed, Traced::Sent(line));
+                        }
+                    }
+                    // A send fails only when the writer has stopped (the child closed
+                    // its stdin); the exit or the end of stdout will follow.
+                    if let Some(stdin) = &self.stdin {
+                        let _ = stdin.send(bytes.to_vec());
+                    }
+                }
+                Output::Event(event) => {
+                    if matches!(event, Event::Closed { .. }) {
+                        self.closed = true;
+                        self.stdin = None;
+                        self.drain_stderr();
+                    }
+                    return Some(event);
+                }
+                Output::Kill => self.kill(),
+                Output::Wait(deadline) => {
+                    if !self.wait(deadline, give_up) {
+                        return None;
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Sends `initialize` with the working directory `cwd` and waits for its result.
+    pub fn initialize(&mut self, cwd: &str) -> Result<InitializeResult, Error> {
+        let now = self.now();
+        let call = self
+            .core
+            .initialize(now, InitializeParams::new(cwd))
+            .map_err(Error::Usage)?;
+        match self.wait_for(call, &mut |_| {})? {
+            Reply::Initialized(result) => Ok(result),
+            _ => Err(Error::UnexpectedReply),
+        }
+    }
+
+    /// Sends a `tools/list` request and waits for the tools.
+    pub fn list_tools(&mut self) -> Result<Vec<Tool>, Error> {
+        let now = self.now();
+        let call = self.core.list_tools(now).map_err(Error::Usage)?;
+        match self.wait_for(call, &mut |_| {})? {
+            Reply::Tools(list) => Ok(list.tools),
+            _ => Err(Error::UnexpectedReply),
+        }
+    }
+
+    /// Calls a tool and waits for its result, handing its progress to `on_progress`.
+    /// Other events meanwhile are kept for [`next_event`](ExtensionProcess::next_event).
+    pub fn call(
+        &mut self,
+        tool_name: &str,
+        input: Value,
+        mut on_progress: impl FnMut(&Progress),
+    ) -> Result<ToolResult, Error> {
+        self.call_with(
+            ExecuteParams::new(tool_name, input),
+            CallOptions::default(),
+            &mut on_progress,
+        )
+    }
+
+    /// [`call`](ExtensionProcess::call) with per-call options (timeout, progress
+    /// extending the deadline).
+    pub fn call_with(
+        &mut self,
+        params: ExecuteParams,
+        options: CallOptions,
+        on_progress: &mut dyn FnMut(&Progress),
+    ) -> Result<ToolResult, Error> {
+        let now = self.now();
+        let call = self
+            .core
+            .execute_with(now, params, options)
+            .map_err(Error::Usage)?;
+        match self.wait_for(call, on_progress)? {
+            Reply::Executed(result) => Ok(result),
+            _ => Err(Error::UnexpectedReply),
+        }
+    }
+
+    /// Sends `shutdown` and runs until the session is closed: the extension exited, or
+    /// was killed after the grace. Returns its exit code (`None`: killed by a signal).
+    pub fn shutdown(&mut self) -> Result<Option<i32>, Error> {
+        let now = self.now();
+        match self.core.shutdown(now) {
+            // Already on its way (after a timeout, say): wait for the end all the same.
+            Ok(()) | Err(UsageError::ShuttingDown | UsageError::Closed) => {}
+            Err(e) => return Err(Error::Usage(e)),
+        }
+        let mut code = None;
+        while let Some(event) = self.next_event() {
+            if let Event::Closed { code: c } = event {
+                code = c;
+            }
+        }
+        Ok(code)
+    }
+
+    /// Runs the loop until `call` ends; its progress goes to `on_progress`, every other
+    /// event is set aside for `next_event`.
+    fn wait_for(
+        &mut self,
+        call: CallId,
+        on_progress: &mut dyn FnMut(&Progress),
+    ) -> Result<Reply, Error> {
+        let mut set_aside = VecDeque::new();
+        let outcome = loop {
+            let Some(event) = self.run_until_event(None) else {
+                break Err(Error::Closed);
+            };
+            match event {
+                Event::CallEnded { call: c, result } if c == call => {
+                    break result.map_err(Error::Call);
+                }
+                Event::Progress {
+                    call: Some(c),
+                    progress,
+                } if c == call => on_progress(&progress),
+                event => {
+                    let essential = matches!(event, Event::CallEnded { .. } | Event::Closed { .. });
+                    if essential || set_aside.len() + self.deferred.len() < DEFERRED_MAX {
+                        set_aside.push_back(event);
+                    }
+                }
+            }
+        };
+        self.deferred.append(&mut set_aside);
+        outcome
+    }
+
+    /// Waits for the child's output until `deadline`, and feeds what happened to the
+    /// Core. Returns `true` after feeding one input, `false` when `give_up` passed first.
+    fn wait(&mut self, deadline: Option<Instant>, give_up: Option<Instant>) -> bool {
+        loop {
+            let now = self.clock.now();
+            if deadline.is_some_and(|d| now >= d) {
+                self.core.handle_input(now, Input::Timeout);
+                return true;
+            }
+            if self.check_exit(now) {
+                return true;
+            }
+            if give_up.is_some_and(|g| now >= g) {
+                return false;
+            }
+            let wake_at = [deadline, give_up].into_iter().flatten().min();
+            let until = wake_at.map_or(EXIT_POLL, |t| t.saturating_duration_since(now));
+            match self.from_child.recv_timeout(until.min(EXIT_POLL)) {
+                Ok(FromChild::Stdout(bytes)) => {
+                    self.trace_received(&bytes);
+                    let now = self.clock.now();
+                    self.core.handle_input(now, Input::Stdout(&bytes));
+                    return true;
+                }
+                Ok(FromChild::StdoutClosed) => {
+                    self.stdout_open = false;
+                    let now = self.clock.now();
+                    if let Some(hook) = self.trace.as_mut() {
+                        hook(now.since_origin(), Traced::StdoutClosed);
+                    }
+                    self.core.handle_input(now, Input::StdoutClosed);
+                    return true;
+                }
+                Ok(FromChild::Stderr(bytes)) => self.handle_stderr(&bytes),
+                Ok(FromChild::StderrClosed) => self.stderr_open = false,
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
+            }
+        }
+    }
+
+    /// Notices the child's exit and reports it, once stdout has ended or has had
+    /// [`STDOUT_DRAIN`] to end. Returns `true` when it fed the Core.
+    fn check_exit(&mut self, now: Instant) -> bool {
+        if self.exit_reported {
+            return false;
+        }
+        if self.exit_seen.is_none() {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                self.exit_seen = Some((now, status));
+            }
+        }
+        match self.exit_seen {
+            Some((seen, status))
+                if !self.stdout_open || now.saturating_duration_since(seen) >= STDOUT_DRAIN =>
+            {
+                self.report_exit(status);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn report_exit(&mut self, status: ExitStatus) {
+        self.exit_reported = true;
+        let now = self.clock.now();
+        if let Some(hook) = self.trace.as_mut() {
+            hook(now.since_origin(), Traced::Exited(status.code()));
+        }
+        self.core.handle_input(
+            now,
+            Input::Exited {
+                code: status.code(),
+            },
+        );
+    }
+
+    /// Kills the child's process group (or the child alone where there is none), waits
+    /// for it, and reports the exit.
+    fn kill(&mut self) {
+        if let Some(hook) = self.trace.as_mut() {
+            hook(self.clock.now().since_origin(), Traced::Killed);
+        }
+        kill_group(&mut self.child, self.process_group);
+        let status = match self.exit_seen {
+            Some((_, status)) => Ok(status),
+            None => self.child.wait(),
+        };
+        self.exit_seen = None;
+        match status {
+            Ok(status) => self.report_exit(status),
+            // The child cannot be waited for (already reaped): report an exit without code.
+            Err(_) => {
+                self.exit_reported = true;
+                let now = self.clock.now();
+                self.core.handle_input(now, Input::Exited { code: None });
+            }
+        }
+    }
+
+    /// After the end: handles the stderr still in the pipe (the last words of an
+    /// extension that failed matter most), for at most [`STDOUT_DRAIN`].
+    fn drain_stderr(&mut self) {
+        let give_up = std::time::Instant::now() + STDOUT_DRAIN;
+        while self.stderr_open {
+            let left = give_up.saturating_duration_since(std::time::Instant::now());
+            match self.from_child.recv_timeout(left) {
+                Ok(FromChild::Stderr(bytes)) => self.handle_stderr(&bytes),
+                Ok(FromChild::StderrClosed) => self.stderr_open = false,
+                Ok(FromChild::Stdout(_) | FromChild::StdoutClosed) => {}
+                Err(_) => break,
+            }
+        }
+        let elapsed = self.clock.now().since_origin();
+        let (trace, stderr) = (&mut self.trace, &self.stderr);
+        self.stderr_line
+            .finish(&mut |line| stderr_line(trace, stderr, elapsed, line));
+    }
+
+    fn trace_received(&mut self, bytes: &[u8]) {
+        let Some(hook) = self.trace.as_mut() else {
+            return;
+        };
+        let elapsed = self.clock.now().since_origin();
+        self.stdout_line
+            .push(bytes, &mut |line| hook(elapsed, Traced::Received(line)));
+    }
+
+    fn handle_stderr(&mut self, bytes: &[u8]) {
+        let elapsed = self.clock.now().since_origin();
+        let (trace, stderr) = (&mut self.trace, &self.stderr);
+        self.stderr_line
+            .push(bytes, &mut |line| stderr_line(trace, stderr, elapsed, line));
+        if let Stderr::Captured { limit } = self.stderr {
+            self.captured.extend(bytes);
+            let excess = self.captured.len().saturating_sub(limit);
+            self.captured.drain(..excess);
+        }
+    }
+}
+
+/// One line of the extension's stderr: to the trace hook, and copied with its prefix.
+fn stderr_line(trace: &mut Option<TraceHook>, stderr: &Stderr, elapsed: Duration, line: &[u8]) {
+    if let Some(hook) = trace.as_mut() {
+        hook(elapsed, Traced::Stderr(line));
+    }
+    if let Stderr::Prefixed(prefix) = stderr {
+        let mut out = io::stderr().lock();
+        let _ = out.write_all(prefix.as_bytes());
+        let _ = out.write_all(line);
+        let _ = out.write_all(b"\n");
+    }
+}
+
+impl Drop for ExtensionProcess {
+    /// A child still running when the driver is dropped is killed with its group, so no
+    /// process is left behind.
+    fn drop(&mut self) {
+        self.stdin = None;
+        if !self.exit_reported && self.exit_seen.is_none() {
+            if let Ok(None) = self.child.try_wait() {
+                kill_group(&mut self.child, self.process_group);
+            }
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl core::fmt::Debug for ExtensionProcess {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ExtensionProcess")
+            .field("pid", &self.child.id())
+            .field("closed", &self.closed)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Kills the process group `group` with `kill -s KILL -- -<group>`, which needs no
+/// `libc`: the `kill` program, or the shell's own `kill` where there is no such
+/// program (minimal container images). Then kills the child itself in any case.
+fn kill_group(child: &mut Child, group: Option<u32>) {
+    if let Some(pgid) = group {
+        let target = format!("-{pgid}");
+        let killed = run_quietly(Command::new("kill").args(["-s", "KILL", "--", &target]));
+        if !killed {
+            let script = r#"kill -s KILL -- "$0""#;
+            run_quietly(Command::new("sh").args(["-c", script, &target]));
+        }
+    }
+    let _ = child.kill();
+}
+
+/// Runs a command with no input or output; `true` when it ran and succeeded.
+fn run_quietly(command: &mut Command) -> bool {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// Starts the threads that own the child's pipes: readers for stdout and stderr
+/// feeding `to_loop`, and the stdin writer, whose sender is returned.
+fn start_threads(
+    child: &mut Child,
+    to_loop: &SyncSender<FromChild>,
+) -> io::Result<Sender<Vec<u8>>> {
+    let stdout = child.stdout.take().ok_or_else(|| missing_pipe("stdout"))?;
+    let stderr = child.stderr.take().ok_or_else(|| missing_pipe("stderr"))?;
+    let stdin = child.stdin.take().ok_or_else(|| missing_pipe("stdin"))?;
+    let stdout_end = Some(FromChild::StdoutClosed);
+    spawn_reader(stdout, to_loop.clone(), FromChild::Stdout, stdout_end)?;
+    let stderr_end = Some(FromChild::StderrClosed);
+    spawn_reader(stderr, to_loop.clone(), FromChild::Stderr, stderr_end)?;
+    spawn_writer(stdin)
+}
+
+fn missing_pipe(name: &str) -> io::Error {
+    io::Error::other(format!("the child's {name} was not piped"))
+}
+
+/// Reads `pipe` to its end on a thread, sending each chunk as `wrap(chunk)` and then
+/// `end`, if any.
+fn spawn_reader(
+    mut pipe: impl Read + Send + 'static,
+    to_loop: SyncSender<FromChild>,
+    wrap: fn(Vec<u8>) -> FromChild,
+    end: Option<FromChild>,
+) -> io::Result<()> {
+    thread::Builder::new()
+        .name(String::from("dhara-reader"))
+        .spawn(move || {
+            let mut buf = [0u8; READ_CHUNK];
+            loop {
+                match pipe.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let chunk = buf.get(..n).unwrap_or_default().to_vec();
+                        if to_loop.send(wrap(chunk)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            if let Some(end) = end {
+                let _ = to_loop.send(end);
+            }
+        })?;
+    Ok(())
+}
+
+/// Writes what the loop sends to the child's stdin on a thread, flushing after each
+/// message; dropping the sender closes stdin.
+fn spawn_writer(mut stdin: ChildStdin) -> io::Result<Sender<Vec<u8>>> {
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    thread::Builder::new()
+        .name(String::from("dhara-writer"))
+        .spawn(move || {
+            for bytes in rx {
+                if stdin
+                    .write_all(&bytes)
+                    .and_then(|()| stdin.flush())
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        })?;
+    Ok(tx)
+}
+
+/// Splits a byte stream into lines for tracing and prefixing, keeping at most
+/// [`LINE_MAX`] bytes of a line (the rest of a longer line is dropped).
+#[derive(Default)]
+struct LineBuffer {
+    line: Vec<u8>,
+}
+
+impl LineBuffer {
+    fn push(&mut self, mut bytes: &[u8], emit: &mut dyn FnMut(&[u8])) {
+        while let Some(end) = bytes.iter().position(|&b| b == b'\n') {
+            let (head, rest) = bytes.split_at(end);
+            self.keep(head);
+            let line = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
+            emit(line);
+            self.line.clear();
+            bytes = rest.get(1..).unwrap_or_default();
+        }
+        self.keep(bytes);
+    }
+
+    /// Emits the last line if it had no newline.
+    fn finish(&mut self, emit: &mut dyn FnMut(&[u8])) {
+        if !self.line.is_empty() {
+            emit(&self.line);
+            self.line.clear();
+        }
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = LINE_MAX.saturating_sub(self.line.len());
+        self.line
+            .extend_from_slice(bytes.get(..room.min(bytes.len())).unwrap_or_default());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_split_across_chunks_and_bounded() {
+        let mut lines = LineBuffer::default();
+        let mut seen = Vec::new();
+        lines.push(b"ab", &mut |l| seen.push(l.to_vec()));
+        lines.push(b"c\r\nde\n\nf", &mut |l| seen.push(l.to_vec()));
+        assert_eq!(seen, [b"abc".to_vec(), b"de".to_vec(), Vec::new()]);
+        let long = std::vec![b'x'; LINE_MAX + 10];
+        seen.clear();
+        lines.push(&long, &mut |l| seen.push(l.to_vec()));
+        lines.push(b"\n", &mut |l| seen.push(l.to_vec()));
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].len(), LINE_MAX);
+        assert_eq!(seen[0][0], b'f');
+    }
+}

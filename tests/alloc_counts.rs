@@ -1,0 +1,379 @@
+//! Heap use of one complete `tools/execute` round trip on each endpoint, counted by a
+//! global allocator that wraps the system one.
+//!
+//! The Core and the Extension are wired back to back in memory. After a warm-up round
+//! trip (so the output buffers, the line decoders and the queues have grown), one more
+//! round trip is counted, each endpoint on its own:
+//!
+//! * Core: `execute` -> `Transmit` -> the reply's bytes in -> `CallEnded` -> `Wait`.
+//! * Extension: the request's bytes in -> `Execute` -> `respond` -> `Transmit` -> `Wait`.
+//!
+//! What the test does around the endpoints (building the tool input and the result,
+//! copying bytes between them into buffers with room) does not allocate, or is done
+//! outside the counted parts. Run `cargo test --test alloc_counts -- --nocapture` to
+//! see the counts.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use dhara_protocol::extension::{self, Extension, ServerInfo};
+use dhara_protocol::host::{self, Core, Reply};
+use dhara_protocol::json::{self, Object, Value};
+use dhara_protocol::message::{Content, InitializeParams, Tool, ToolResult};
+use dhara_protocol::time::Instant;
+
+// ---- The counting allocator ------------------------------------------------------
+
+thread_local! {
+    /// Allocations and reallocations made by this thread, and the bytes asked for.
+    /// Per thread, so the test harness's own threads do not disturb the counts. A
+    /// `const` thread-local with no destructor never allocates itself.
+    static COUNTS: Cell<Counts> = const { Cell::new(Counts::ZERO) };
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Counts {
+    allocs: usize,
+    reallocs: usize,
+    bytes: usize,
+}
+
+impl Counts {
+    const ZERO: Counts = Counts {
+        allocs: 0,
+        reallocs: 0,
+        bytes: 0,
+    };
+
+    fn since(self, start: Counts) -> Counts {
+        Counts {
+            allocs: self.allocs - start.allocs,
+            reallocs: self.reallocs - start.reallocs,
+            bytes: self.bytes - start.bytes,
+        }
+    }
+
+    fn add(self, other: Counts) -> Counts {
+        Counts {
+            allocs: self.allocs + other.allocs,
+            reallocs: self.reallocs + other.reallocs,
+            bytes: self.bytes + other.bytes,
+        }
+    }
+}
+
+fn record(realloc: bool, bytes: usize) {
+    // `try_with`: during thread teardown the slot may be gone; those are not counted.
+    let _ = COUNTS.try_with(|counts| {
+        let mut c = counts.get();
+        if realloc {
+            c.reallocs += 1;
+        } else {
+            c.allocs += 1;
+        }
+        c.bytes += bytes;
+        counts.set(c);
+    });
+}
+
+/// The system allocator, counting.
+struct Counting;
+
+// SAFETY: every method passes its arguments unchanged to `System` and returns what
+// it returns, so `System`'s guarantees are this allocator's. Counting touches only a
+// thread-local `Cell` and never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        record(false, layout.size());
+        // SAFETY: the caller's contract for `alloc` is `System.alloc`'s.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        record(false, layout.size());
+        // SAFETY: as for `alloc`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        record(true, new_size);
+        // SAFETY: `ptr` and `layout` came from this allocator, that is from `System`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` and `layout` came from this allocator, that is from `System`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Runs `f` and returns what it allocated on this thread.
+fn counted<R>(f: impl FnOnce() -> R) -> (R, Counts) {
+    let start = COUNTS.with(Cell::get);
+    let r = f();
+    (r, COUNTS.with(Cell::get).since(start))
+}
+
+// ---- The two endpoints, back to back ---------------------------------------------
+
+fn echo_tool() -> Tool {
+    let schema = json::parse(
+        br#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#,
+    );
+    Tool::new(
+        "echo",
+        "Return the text",
+        schema.expect("the schema is JSON"),
+    )
+}
+
+fn echo_input() -> Value {
+    Value::Object(Object::from_iter([("text", Value::from("hello"))]))
+}
+
+/// A Core and an Extension, and the bytes in flight between them.
+struct Pair {
+    core: Core,
+    ext: Extension,
+    /// Bytes from the Core to the Extension's stdin, and back. Room for both is made
+    /// up front, so copying into them never allocates.
+    to_ext: Vec<u8>,
+    to_core: Vec<u8>,
+    now: Instant,
+}
+
+/// What one round trip allocated, in its four parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RoundTrip {
+    /// Core: `execute` -> `Transmit`.
+    core_send: Counts,
+    /// Core: the reply's bytes in -> `CallEnded` -> `Wait`.
+    core_receive: Counts,
+    /// Extension: the request's bytes in -> `Execute`.
+    ext_receive: Counts,
+    /// Extension: `respond` -> `Transmit` -> `Wait`.
+    ext_send: Counts,
+}
+
+impl RoundTrip {
+    fn core(&self) -> Counts {
+        self.core_send.add(self.core_receive)
+    }
+
+    fn ext(&self) -> Counts {
+        self.ext_receive.add(self.ext_send)
+    }
+}
+
+impl Pair {
+    /// A pair past `initialize`.
+    fn initialized() -> Pair {
+        let mut pair = Pair {
+            core: Core::new(host::Config::default()),
+            ext: Extension::new(ServerInfo::new("alloc-counts", "1.0.0"), vec![echo_tool()]),
+            to_ext: Vec::with_capacity(4096),
+            to_core: Vec::with_capacity(4096),
+            now: Instant::ZERO,
+        };
+        pair.core
+            .initialize(pair.now, InitializeParams::new("/work"))
+            .expect("initialize is sent");
+        pair.core_transmits();
+        pair.ext_reads();
+        loop {
+            match pair.ext.poll_output() {
+                extension::Output::Transmit(bytes) => pair.to_core.extend_from_slice(bytes),
+                extension::Output::Event(extension::Event::Initialized { .. }) => {}
+                extension::Output::Wait => break,
+                other => panic!("unexpected while initializing: {other:?}"),
+            }
+        }
+        pair.core_reads();
+        match pair.core.poll_output() {
+            host::Output::Event(host::Event::CallEnded {
+                result: Ok(Reply::Initialized(_)),
+                ..
+            }) => {}
+            other => panic!("expected the initialize reply, got {other:?}"),
+        }
+        assert!(matches!(pair.core.poll_output(), host::Output::Wait(_)));
+        pair
+    }
+
+    /// The Core's pending output, appended to `to_ext`.
+    fn core_transmits(&mut self) {
+        match self.core.poll_output() {
+            host::Output::Transmit(bytes) => self.to_ext.extend_from_slice(bytes),
+            other => panic!("expected the Core to transmit, got {other:?}"),
+        }
+    }
+
+    /// The Extension's pending output, appended to `to_core`.
+    fn ext_transmits(&mut self) {
+        match self.ext.poll_output() {
+            extension::Output::Transmit(bytes) => self.to_core.extend_from_slice(bytes),
+            other => panic!("expected the Extension to transmit, got {other:?}"),
+        }
+    }
+
+    fn ext_reads(&mut self) {
+        self.ext.handle_input(extension::Input::Stdin(&self.to_ext));
+        self.to_ext.clear();
+    }
+
+    fn core_reads(&mut self) {
+        self.core
+            .handle_input(self.now, host::Input::Stdout(&self.to_core));
+        self.to_core.clear();
+    }
+
+    /// One `tools/execute` round trip of `echo`, counting each side's allocations.
+    /// The input and the result are built before the counted parts: they are the
+    /// application's values, moved into the endpoints.
+    fn round_trip(&mut self) -> RoundTrip {
+        let input = echo_input();
+        let result = ToolResult::text("hello");
+
+        // Core: execute -> Transmit.
+        let (_, core_send) = counted(|| {
+            self.core
+                .execute(self.now, "echo", input)
+                .expect("echo is a tool");
+            self.core_transmits();
+        });
+
+        // Extension: request in -> Execute.
+        let (event, ext_receive) = counted(|| {
+            self.ext_reads();
+            match self.ext.poll_output() {
+                extension::Output::Event(event) => event,
+                other => panic!("expected the Execute event, got {other:?}"),
+            }
+        });
+        let extension::Event::Execute {
+            request, tool_name, ..
+        } = &event
+        else {
+            panic!("expected the Execute event, got {event:?}");
+        };
+        assert_eq!(tool_name, "echo");
+
+        // Extension: respond -> Transmit -> Wait.
+        let request = *request;
+        let (_, ext_send) = counted(|| {
+            self.ext
+                .respond(request, result)
+                .expect("the request is pending");
+            self.ext_transmits();
+            assert!(matches!(self.ext.poll_output(), extension::Output::Wait));
+        });
+
+        // Core: reply in -> CallEnded -> Wait.
+        let (ended, core_receive) = counted(|| {
+            self.core_reads();
+            let ended = self.core.poll_output();
+            let host::Output::Event(ended) = ended else {
+                panic!("expected CallEnded, got {ended:?}");
+            };
+            assert!(matches!(self.core.poll_output(), host::Output::Wait(_)));
+            ended
+        });
+        match &ended {
+            host::Event::CallEnded {
+                result: Ok(Reply::Executed(result)),
+                ..
+            } => assert_eq!(
+                result.content,
+                vec![Content::Text {
+                    text: String::from("hello")
+                }]
+            ),
+            other => panic!("expected the echo result, got {other:?}"),
+        }
+        drop(ended);
+
+        RoundTrip {
+            core_send,
+            core_receive,
+            ext_receive,
+            ext_send,
+        }
+    }
+}
+
+/// The bounds: what was measured when this test was written (in the test profile;
+/// an optimized build makes one allocation fewer on each side), plus a small margin.
+/// Allocations are counted with `alloc` and `alloc_zeroed`; growing a buffer would
+/// show as a `realloc`.
+///
+/// Core, sending (8): the tool name into `ExecuteParams`; the input's schema check
+/// (3); the params as a JSON value: the object and its two member names (3); the JSON
+/// writer's container stack.
+/// Core, receiving (18): decoding the JSON-RPC envelope: its member names and the
+/// version string, the id's value; the `result` tree: its containers, member names,
+/// strings and the tree builder's stacks; the typed `ToolResult`'s content list.
+const CORE_MAX: Counts = Counts {
+    allocs: 26 + 4,
+    reallocs: 0,
+    bytes: 1235 + 400,
+};
+
+/// Extension, receiving (20): decoding the envelope and the `params` tree (as on the
+/// Core's side: member names, strings, containers, stacks); the input's schema check
+/// (3). Extension, sending (8): the `ToolResult` as a JSON value (its objects, their
+/// member names and the content type, 7); the JSON writer's container stack.
+const EXTENSION_MAX: Counts = Counts {
+    allocs: 28 + 4,
+    reallocs: 0,
+    bytes: 1217 + 400,
+};
+
+fn within(counts: Counts, max: Counts) -> bool {
+    counts.allocs <= max.allocs && counts.reallocs <= max.reallocs && counts.bytes <= max.bytes
+}
+
+#[test]
+fn one_execute_round_trip_allocates_a_bounded_amount_on_each_side() {
+    // One test function, so nothing else runs during the count (the counts are per
+    // thread as well).
+    let mut pair = Pair::initialized();
+    let warm_up = pair.round_trip();
+    let counted = pair.round_trip();
+    let next = pair.round_trip();
+
+    println!("one tools/execute round trip, after a warm-up one:");
+    println!(
+        "  Core:      {:?} (send {:?}, receive {:?})",
+        counted.core(),
+        counted.core_send,
+        counted.core_receive
+    );
+    println!(
+        "  Extension: {:?} (receive {:?}, send {:?})",
+        counted.ext(),
+        counted.ext_receive,
+        counted.ext_send
+    );
+    println!(
+        "  (warm-up: Core {:?}, Extension {:?})",
+        warm_up.core(),
+        warm_up.ext()
+    );
+
+    // Steady state: once the buffers have grown, every round trip costs the same and
+    // grows nothing.
+    assert_eq!(counted, next, "round trips after the warm-up differ");
+    assert!(
+        within(counted.core(), CORE_MAX),
+        "Core: {:?} is over {CORE_MAX:?}",
+        counted.core()
+    );
+    assert!(
+        within(counted.ext(), EXTENSION_MAX),
+        "Extension: {:?} is over {EXTENSION_MAX:?}",
+        counted.ext()
+    );
+}
