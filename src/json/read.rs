@@ -417,21 +417,17 @@ impl<'a> Reader<'a> {
         lone: LoneSurrogate,
         replaced: &mut bool,
     ) -> Result<usize, Error> {
-        let short = match self.input.get(at + 1) {
-            Some(b'"') => b'"',
-            Some(b'\\') => b'\\',
-            Some(b'/') => b'/',
-            Some(b'b') => 0x08,
-            Some(b'f') => 0x0C,
-            Some(b'n') => b'\n',
-            Some(b'r') => b'\r',
-            Some(b't') => b'\t',
-            Some(b'u') => return self.unicode_escape(at, out, lone, replaced),
-            Some(_) => return Err(self.error(ErrorKind::InvalidEscape, at)),
-            None => return Err(self.error(ErrorKind::UnexpectedEnd, at + 1)),
+        let Some(&letter) = self.input.get(at + 1) else {
+            return Err(self.error(ErrorKind::UnexpectedEnd, at + 1));
         };
-        out.push_ascii(short);
-        Ok(at + 2)
+        match SHORT_ESCAPES[usize::from(letter)] {
+            0 if letter == b'u' => self.unicode_escape(at, out, lone, replaced),
+            0 => Err(self.error(ErrorKind::InvalidEscape, at)),
+            decoded => {
+                out.push_ascii(decoded);
+                Ok(at + 2)
+            }
+        }
     }
 
     /// Decodes `\uXXXX` at `input[at]`, joining a surrogate pair written as two escapes.
@@ -540,6 +536,20 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// What each two-character escape `\x` stands for, by the byte `x`; 0 for the rest.
+static SHORT_ESCAPES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table[b'/' as usize] = b'/';
+    table[b'b' as usize] = 0x08;
+    table[b'f' as usize] = 0x0C;
+    table[b'n' as usize] = b'\n';
+    table[b'r' as usize] = b'\r';
+    table[b't' as usize] = b'\t';
+    table
+};
+
 /// The value of four hex digits at `input[at..]`.
 #[inline]
 fn hex4(input: &[u8], at: usize) -> Option<u32> {
@@ -626,16 +636,38 @@ fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
 /// The index of the first `"`, `\` or control byte at or after `from`, or
 /// `input.len()`.
 ///
-/// Short runs (member names, small values) end within the first two words, found
-/// with bit tricks on `u64`s. Longer runs go on in 64-byte blocks, written so the
-/// compiler checks each block with vector compares; the block holding the special
-/// byte is then searched a word at a time.
+/// Short runs (member names, small values, text between escapes) mostly end within
+/// the first word, checked here with bit tricks on a `u64`; longer ones go on in
+/// [`find_special_after`].
 #[inline]
 pub(crate) fn find_special(input: &[u8], from: usize) -> usize {
+    match word_at(input, from) {
+        Some(word) => {
+            let found = special_bytes(word);
+            if found != 0 {
+                return from + (found.trailing_zeros() / 8) as usize;
+            }
+            find_special_after(input, from + 8)
+        }
+        None => {
+            let tail = input.get(from..).unwrap_or_default();
+            from + tail
+                .iter()
+                .position(|&b| is_special(b))
+                .unwrap_or(tail.len())
+        }
+    }
+}
+
+/// [`find_special`] past its first word: three more words, then 64-byte blocks,
+/// written so the compiler checks each block with vector compares; the block
+/// holding the special byte is then searched a word at a time.
+#[inline(never)]
+fn find_special_after(input: &[u8], from: usize) -> usize {
     const BLOCK: usize = 64;
     let rest = input.get(from..).unwrap_or_default();
     let mut i = 0;
-    while i < 16 {
+    while i < 24 {
         let Some(word) = word_at(rest, i) else { break };
         let found = special_bytes(word);
         if found != 0 {
@@ -782,17 +814,18 @@ impl Sink for Skip {
     fn close(&mut self, _: bool, _: bool) {}
 }
 
-/// Builds a [`Value`]. Finished members and elements wait on one scratch stack;
-/// when a container closes, its part of the stack moves into one exact-size `Vec`,
-/// so each container costs one allocation. With `std` the scratch stack is kept per
+/// Builds a [`Value`]. Finished members and elements wait on scratch stacks; when
+/// a container closes, its part of a stack moves into one exact-size `Vec`, so each
+/// container costs one allocation. With `std` the scratch stacks are kept per
 /// thread between parses, so a parse allocates only what it returns.
 #[derive(Default)]
 struct Tree {
-    /// Object members with their names (a member is pushed with a `null`
-    /// placeholder when its name is read), array elements with an empty name (which
-    /// does not allocate), and the root value.
-    items: Vec<(String, Value)>,
-    /// For each open container, where its items start.
+    /// Members of the open objects. A member is pushed with a `null` placeholder
+    /// when its name is read.
+    members: Vec<(String, Value)>,
+    /// Elements of the open arrays, and the root value.
+    elements: Vec<Value>,
+    /// For each open container, where its members or elements start.
     starts: Vec<usize>,
 }
 
@@ -803,6 +836,22 @@ const KEEP_SCRATCH_ITEMS: usize = 4096;
 #[cfg(feature = "std")]
 std::thread_local! {
     static SCRATCH: core::cell::Cell<Option<Tree>> = const { core::cell::Cell::new(None) };
+}
+
+/// The items of `stack` from `start` on, moved into a `Vec` of their own.
+#[inline]
+fn split_off<T>(stack: &mut Vec<T>, start: usize) -> Vec<T> {
+    match start {
+        // Not `split_off(0)` or `take`: the scratch stack keeps its capacity, the
+        // container gets exactly its length.
+        0 => {
+            let mut all = Vec::with_capacity(stack.len());
+            all.append(stack);
+            all
+        }
+        _ if start <= stack.len() => stack.split_off(start),
+        _ => Vec::new(),
+    }
 }
 
 impl Tree {
@@ -817,10 +866,11 @@ impl Tree {
 
     /// The root value; the scratch stacks go back for the next parse.
     fn finish(mut self) -> Value {
-        let root = self.items.pop().map(|(_, v)| v).unwrap_or_default();
+        let root = self.elements.pop().unwrap_or_default();
         #[cfg(feature = "std")]
-        if self.items.capacity() <= KEEP_SCRATCH_ITEMS {
-            self.items.clear();
+        if self.members.capacity().max(self.elements.capacity()) <= KEEP_SCRATCH_ITEMS {
+            self.members.clear();
+            self.elements.clear();
             self.starts.clear();
             let _ = SCRATCH.try_with(|s| s.set(Some(self)));
         }
@@ -830,16 +880,16 @@ impl Tree {
     #[inline]
     fn string(&mut self, s: String, place: Place) {
         match place {
-            Place::Name => self.items.push((s, Value::Null)),
+            Place::Name => self.members.push((s, Value::Null)),
             Place::Value { in_object } => self.complete(Value::String(s), in_object),
         }
     }
 
     #[inline]
     fn complete(&mut self, v: Value, in_object: bool) {
-        match self.items.last_mut() {
+        match self.members.last_mut() {
             Some(member) if in_object => member.1 = v,
-            _ => self.items.push((String::new(), v)),
+            _ => self.elements.push(v),
         }
     }
 }
@@ -866,17 +916,21 @@ impl Sink for Tree {
         self.complete(Value::Number(Number::from_checked_bytes(text)), in_object);
     }
     #[inline]
-    fn open(&mut self, _: bool) {
-        self.starts.push(self.items.len());
+    fn open(&mut self, object: bool) {
+        let start = if object {
+            self.members.len()
+        } else {
+            self.elements.len()
+        };
+        self.starts.push(start);
     }
     #[inline]
     fn close(&mut self, object: bool, in_object: bool) {
-        let start = self.starts.pop().unwrap_or_default().min(self.items.len());
-        let items = self.items.drain(start..);
+        let start = self.starts.pop().unwrap_or_default();
         let v = if object {
-            Value::Object(Object::from(items.collect::<Vec<_>>()))
+            Value::Object(Object::from(split_off(&mut self.members, start)))
         } else {
-            Value::Array(items.map(|(_, v)| v).collect())
+            Value::Array(split_off(&mut self.elements, start))
         };
         self.complete(v, in_object);
     }
