@@ -622,13 +622,13 @@ pub(crate) fn special_bytes(word: u64) -> u64 {
 
 /// `true` for the bytes a JSON string cannot hold raw.
 #[inline]
-fn is_special(b: u8) -> bool {
+pub(crate) fn is_special(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
 }
 
 /// The eight bytes at `bytes[at..]` as a little-endian word.
 #[inline]
-fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+pub(crate) fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
     let word = bytes.get(at..at + 8)?;
     <[u8; 8]>::try_from(word).ok().map(u64::from_le_bytes)
 }
