@@ -54,21 +54,27 @@ struct CountingAllocator;
 /// Calls to `alloc`, `alloc_zeroed` and `realloc` (each is a trip to the allocator).
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
+/// Counts one allocation. The benchmark is single-threaded, so a plain load and
+/// store (no locked read-modify-write) is exact and keeps the counter cheap.
+fn count_allocation() {
+    ALLOCATIONS.store(ALLOCATIONS.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
+
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count_allocation();
         // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count_allocation();
         // SAFETY: forwarded unchanged; the caller upholds `alloc_zeroed`'s contract.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count_allocation();
         // SAFETY: forwarded unchanged; `ptr` came from this allocator, i.e. `System`.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -454,14 +460,6 @@ fn check_ended(events: &[host::Event], id: CallId) {
 
 // ---- The table ----------------------------------------------------------------------
 
-/// One printed row.
-struct Row {
-    what: &'static str,
-    measured: Measured,
-    /// Whether the allocation count is printed.
-    allocations: bool,
-}
-
 fn megabytes_per_second(s: &Sample) -> f64 {
     s.bytes as f64 / 1e6 / s.elapsed.as_secs_f64()
 }
@@ -480,17 +478,20 @@ fn env_usize(name: &str, default: usize) -> usize {
 fn main() {
     let megabytes = env_usize("DHARA_BENCH_MB", 16);
     let repetitions = env_usize("DHARA_BENCH_REPS", 5).max(1);
-    let only = std::env::var("DHARA_BENCH_SHAPE").unwrap_or_default();
+    let shape_filter = std::env::var("DHARA_BENCH_SHAPE").unwrap_or_default();
+    let pass_filter = std::env::var("DHARA_BENCH_PASS").unwrap_or_default();
     println!(
         "{megabytes} MB per shape, median of {repetitions} after a warm-up \
-         (DHARA_BENCH_MB, DHARA_BENCH_REPS, DHARA_BENCH_SHAPE)\n"
+         (set DHARA_BENCH_MB, DHARA_BENCH_REPS; DHARA_BENCH_SHAPE and DHARA_BENCH_PASS \
+         keep the rows whose names contain them)\n"
     );
     println!("| shape | pass | MB/s | messages/s | × floor | allocations/message |");
     println!("|---|---|---:|---:|---:|---:|");
-    for t in traffic::all_shapes(megabytes * 1_000_000) {
-        if !t.name.contains(only.as_str()) {
+    for &name in traffic::SHAPES {
+        if !name.contains(shape_filter.as_str()) {
             continue;
         }
+        let t = traffic::generate(name, megabytes * 1_000_000);
         let values: Vec<Value> = t.lines().map(|l| json::parse(l).expect("JSON")).collect();
         let messages: Vec<Message> = t
             .lines()
@@ -500,64 +501,44 @@ fn main() {
             })
             .collect();
         let calls = calls_of(&messages);
-        let mut out = Vec::with_capacity(t.lines.iter().map(|r| r.len()).max().unwrap_or(0) + 64);
+        // Output buffers with room for the longest line, as an endpoint's would have.
+        let longest = t.lines.iter().map(|r| r.len()).max().unwrap_or(0) + 64;
+        let (mut out, mut out_messages) =
+            (Vec::with_capacity(longest), Vec::with_capacity(longest));
 
-        let measure = |pass: &mut dyn FnMut() -> Sample| measure(&t, repetitions, pass);
-        let mut rows = vec![
-            Row {
-                what: "floor (word-at-a-time scan)",
-                measured: measure(&mut || floor(&t)),
-                allocations: false,
-            },
-            Row {
-                what: "(a) json::parse",
-                measured: measure(&mut || parse(&t)),
-                allocations: true,
-            },
-            Row {
-                what: "(b) rpc::decode",
-                measured: measure(&mut || decode(&t)),
-                allocations: true,
-            },
-            Row {
-                what: "(c) json::write_value",
-                measured: measure(&mut || write_values(&values, &mut out)),
-                allocations: true,
-            },
-            Row {
-                what: "(c) rpc::write_message",
-                measured: measure(&mut || write_messages(&messages, &mut out)),
-                allocations: true,
-            },
-            Row {
-                what: "(d) frame::LineDecoder, 64 KiB",
-                measured: measure(&mut || frame(&t)),
-                allocations: false,
-            },
+        // Each pass: its name, whether its allocations are printed, and the pass.
+        let passes: [(&str, bool, &mut dyn FnMut() -> Sample); 7] = [
+            ("floor (word-at-a-time scan)", false, &mut || floor(&t)),
+            ("(a) json::parse", true, &mut || parse(&t)),
+            ("(b) rpc::decode", true, &mut || decode(&t)),
+            ("(c) json::write_value", true, &mut || {
+                write_values(&values, &mut out)
+            }),
+            ("(c) rpc::write_message", true, &mut || {
+                write_messages(&messages, &mut out_messages)
+            }),
+            ("(d) frame::LineDecoder, 64 KiB", false, &mut || frame(&t)),
+            ("(e) tools/execute round trip", true, &mut || {
+                round_trips(&calls)
+            }),
         ];
-        if !calls.is_empty() {
-            rows.push(Row {
-                what: "(e) tools/execute round trip",
-                measured: measure(&mut || round_trips(&calls)),
-                allocations: true,
-            });
-        }
-        drop((values, messages, calls));
-
-        for row in &rows {
-            let sample = &row.measured.sample;
-            let rate = megabytes_per_second(sample);
-            let allocations = if row.allocations {
+        for (what, allocations, pass) in passes {
+            if !what.contains(pass_filter.as_str()) || (what.starts_with("(e)") && calls.is_empty())
+            {
+                continue;
+            }
+            let measured = measure(&t, repetitions, pass);
+            let sample = &measured.sample;
+            let allocations = if allocations {
                 format!("{:.1}", sample.allocations as f64 / sample.messages as f64)
             } else {
-                String::from("")
+                String::new()
             };
             println!(
-                "| {} | {} | {rate:.0} | {:.0} | {:.3} | {allocations} |",
-                t.name,
-                row.what,
+                "| {name} | {what} | {:.0} | {:.0} | {:.3} | {allocations} |",
+                megabytes_per_second(sample),
                 per_second(sample),
-                row.measured.ratio_to_floor,
+                measured.ratio_to_floor,
             );
         }
     }

@@ -1,0 +1,8 @@
+#![no_main]
+
+#[path = "../../tests/fuzz_bodies/rpc_decode.rs"]
+mod body;
+#[path = "../../tests/fuzz_bodies/source.rs"]
+mod source;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| body::run(data));
