@@ -529,6 +529,23 @@ fn writer_escapes_every_control_character() {
         assert_eq!(json::parse(&out).unwrap().as_str(), Some(s.as_str()));
         assert_eq!(out.len(), 20 + 2 + 1);
     }
+    // Runs of every length, with an escape at every position: the writer copies
+    // short runs a word at a time and long ones in one piece.
+    for len in [0, 1, 7, 8, 9, 15, 16, 31, 32, 33, 40, 63, 64, 65, 100, 200] {
+        for at in 0..=len {
+            let s: String = (0..len)
+                .map(|i| if i == at { '"' } else { 'é' })
+                .chain("abc\t".chars())
+                .collect();
+            let mut out = Vec::new();
+            write_string(&s, &mut out);
+            assert_eq!(
+                json::parse(&out).unwrap().as_str(),
+                Some(s.as_str()),
+                "{len} {at}"
+            );
+        }
+    }
     // `write_value` appends.
     let mut out = b"x".to_vec();
     json::write_value(&Value::from(vec![1, 2]), &mut out);

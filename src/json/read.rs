@@ -3,8 +3,10 @@
 //! ([`Reader::skip_value`]) and, a member at a time, by the pull [`Reader`].
 //!
 //! Nesting is walked with an explicit stack, never by recursion, so no input can
-//! overflow the native stack. Strings are scanned eight bytes at a time and copied
-//! in runs; numbers are checked once and kept as text.
+//! overflow the native stack. The input is checked to be UTF-8 once, up front; then
+//! strings are scanned a word (and, in long runs, 64 bytes) at a time for the bytes
+//! that end a run, and runs are copied whole. Numbers are checked once and kept as
+//! text.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -410,6 +412,7 @@ impl<'a> Reader<'a> {
 
     /// Decodes the escape at `input[at]` (a backslash) into `out`; returns the index
     /// after it.
+    #[inline]
     fn escape<T: Text>(
         &self,
         at: usize,
@@ -431,6 +434,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Decodes `\uXXXX` at `input[at]`, joining a surrogate pair written as two escapes.
+    #[inline(never)]
     fn unicode_escape<T: Text>(
         &self,
         at: usize,
@@ -622,13 +626,13 @@ pub(crate) fn special_bytes(word: u64) -> u64 {
 
 /// `true` for the bytes a JSON string cannot hold raw.
 #[inline]
-fn is_special(b: u8) -> bool {
+pub(crate) fn is_special(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
 }
 
 /// The eight bytes at `bytes[at..]` as a little-endian word.
 #[inline]
-fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+pub(crate) fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
     let word = bytes.get(at..at + 8)?;
     <[u8; 8]>::try_from(word).ok().map(u64::from_le_bytes)
 }

@@ -9,7 +9,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use super::read::find_special;
+use super::read::{find_special, is_special, special_bytes, word_at};
 use super::value::Value;
 
 /// Writes `v` as compact JSON into a new buffer.
@@ -158,11 +158,42 @@ pub fn write_string(s: &str, out: &mut Vec<u8>) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    let mut start = 0;
+    let mut i = 0;
     loop {
-        let at = find_special(bytes, start);
-        out.extend_from_slice(bytes.get(start..at).unwrap_or_default());
-        let Some(&b) = bytes.get(at) else { break };
+        // Copy the run up to the next byte that needs escaping. Short runs go a word
+        // at a time, each word copied whole as it is checked (then cut back to the
+        // special byte); a run still going after four words is found with
+        // `find_special` and copied in one piece.
+        let mut words = 0;
+        while let Some(word) = word_at(bytes, i) {
+            out.extend_from_slice(&word.to_le_bytes());
+            let found = special_bytes(word);
+            if found != 0 {
+                let clean = (found.trailing_zeros() / 8) as usize;
+                out.truncate(out.len() - (8 - clean));
+                i += clean;
+                break;
+            }
+            i += 8;
+            words += 1;
+            if words == 4 {
+                let end = find_special(bytes, i);
+                out.extend_from_slice(bytes.get(i..end).unwrap_or_default());
+                i = end;
+                break;
+            }
+        }
+        if word_at(bytes, i).is_none() {
+            // Fewer than eight bytes left.
+            for &b in bytes.get(i..).unwrap_or_default() {
+                if is_special(b) {
+                    break;
+                }
+                out.push(b);
+                i += 1;
+            }
+        }
+        let Some(&b) = bytes.get(i) else { break };
         match ESCAPES[usize::from(b)] {
             b'u' => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -171,7 +202,7 @@ pub fn write_string(s: &str, out: &mut Vec<u8>) {
             }
             letter => out.extend_from_slice(&[b'\\', letter]),
         }
-        start = at + 1;
+        i += 1;
     }
     out.push(b'"');
 }
