@@ -650,3 +650,25 @@ fn long_strings_cross_word_boundaries() {
         }
     }
 }
+
+#[test]
+fn json_macro_builds_values() {
+    use dhara_protocol::json as j;
+    let name = String::from("né");
+    let v = dhara_protocol::json!({
+        "null": null,
+        "bools": [true, false],
+        "numbers": [0, (-7), 18446744073709551615u64, 1.5],
+        "text": name,
+        "empty": {"a": [], "o": {}},
+        "dup": 1,
+        "dup": 2,
+    });
+    let expected = r#"{"null":null,"bools":[true,false],"numbers":[0,-7,18446744073709551615,1.5],"text":"né","empty":{"a":[],"o":{}},"dup":1,"dup":2}"#;
+    assert_eq!(v.to_string(), expected);
+    assert_eq!(v["dup"].as_i64(), Some(2));
+    assert_eq!(j::parse(v.to_string().as_bytes()).unwrap(), v);
+    assert_eq!(dhara_protocol::json!(null), Value::Null);
+    assert_eq!(dhara_protocol::json!("s"), Value::from("s"));
+    assert_eq!(dhara_protocol::json!([]), Value::Array(Vec::new()));
+}

@@ -10,6 +10,7 @@
 //!   returns the last member with that name.
 //! * Nesting is bounded ([`ParseOptions::max_depth`]) and the parser never recurses
 //!   on the native stack, whatever the depth.
+//! * [`json!`](crate::json!) builds a [`Value`] from JSON-like syntax.
 //! * Input must be UTF-8 (no byte-order mark). An escaped lone UTF-16 surrogate in a
 //!   string value becomes U+FFFD, or an error with
 //!   [`ParseOptions::strict_surrogates`]; in a member name it is always an error.
@@ -90,6 +91,7 @@
 //! | `i_structure_UTF-8_BOM_empty_object.json` | rejected: ByteOrderMark | rejected: ByteOrderMark | the parser takes no byte-order mark; framing skips one at the start of a stream |
 
 mod error;
+mod macros;
 mod read;
 mod value;
 mod write;
