@@ -20,8 +20,10 @@
 //!   bytes go back into the Core until it reports `CallEnded`. Messages/s there are
 //!   calls/s; MB/s counts the bytes both endpoints wrote.
 //!
-//! Every row is also given as a ratio to the floor, so runs on noisy machines stay
-//! comparable, and (a), (b), (c) and (e) with the heap allocations per message.
+//! Every row is also given as a ratio to the floor (measured right before each
+//! repetition), so runs on noisy machines stay comparable, and (a), (b), (c) and (e)
+//! with the heap allocations per message. Times are the thread's CPU time where the
+//! system gives it. `docs/performance.md` explains the figures.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
