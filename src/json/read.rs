@@ -355,6 +355,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A member name (lone surrogates rejected) and the `:` after it.
+    #[inline]
     fn member_name<S: Strings>(&mut self, sink: &mut S) -> Result<(), Error> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected());
@@ -369,14 +370,28 @@ impl<'a> Reader<'a> {
     /// Runs without escapes are found a word at a time and taken whole from the
     /// UTF-8-checked input ([`Reader::text`]); a string without escapes goes to the
     /// sink as it is.
+    #[inline]
     fn string<S: Strings>(&mut self, sink: &mut S, place: Place) -> Result<bool, Error> {
         let first = self.pos + 1;
-        let mut i = find_special(self.input, first);
-        if self.input.get(i) == Some(&b'"') {
-            sink.str(self.text_run(first, i)?, place);
-            self.pos = i + 1;
+        let end = find_special(self.input, first);
+        if self.input.get(end) == Some(&b'"') {
+            sink.str(self.text_run(first, end)?, place);
+            self.pos = end + 1;
             return Ok(false);
         }
+        self.string_with_escapes(sink, place, first, end)
+    }
+
+    /// The rest of [`string`](Reader::string) when the string's text starts at
+    /// `first` and the first run ends at `i`, not at the closing quote.
+    #[inline(never)]
+    fn string_with_escapes<S: Strings>(
+        &mut self,
+        sink: &mut S,
+        place: Place,
+        first: usize,
+        mut i: usize,
+    ) -> Result<bool, Error> {
         let lone = match place {
             Place::Name => LoneSurrogate::Reject,
             Place::Value { .. } => self.value_surrogates(),
@@ -835,7 +850,7 @@ struct Tree {
 
 /// Scratch stacks bigger than this are not kept for the next parse.
 #[cfg(feature = "std")]
-const KEEP_SCRATCH_ITEMS: usize = 4096;
+const KEEP_SCRATCH_ITEMS: usize = 1024;
 
 #[cfg(feature = "std")]
 std::thread_local! {
@@ -872,7 +887,10 @@ impl Tree {
     fn finish(mut self) -> Value {
         let root = self.elements.pop().unwrap_or_default();
         #[cfg(feature = "std")]
-        if self.members.capacity().max(self.elements.capacity()) <= KEEP_SCRATCH_ITEMS {
+        if self.members.capacity() <= KEEP_SCRATCH_ITEMS
+            && self.elements.capacity() <= KEEP_SCRATCH_ITEMS
+            && self.starts.capacity() <= KEEP_SCRATCH_ITEMS
+        {
             self.members.clear();
             self.elements.clear();
             self.starts.clear();
