@@ -782,9 +782,13 @@ trait Strings {
 /// What [`Reader::walk`] finds, in order. `in_object` tells whether a completed
 /// value is a member value (its name came just before) or an element / the root.
 trait Sink: Strings {
+    /// `null`, `true` or `false`.
     fn literal(&mut self, v: Value, in_object: bool);
+    /// A number's text, checked against the grammar.
     fn number(&mut self, text: &[u8], in_object: bool);
+    /// An array or object starts.
     fn open(&mut self, object: bool);
+    /// The innermost open array or object ends; it is a value in its turn.
     fn close(&mut self, object: bool, in_object: bool);
 }
 
@@ -805,6 +809,7 @@ impl Strings for Capture {
 /// Validation only: nothing is built.
 struct Skip;
 
+/// Decoded text that is checked, not kept.
 #[derive(Default)]
 struct Discard;
 
