@@ -655,7 +655,7 @@ fn long_strings_cross_word_boundaries() {
 fn json_macro_builds_values() {
     use dhara_protocol::json as j;
     let name = String::from("né");
-    let v = dhara_protocol::json!({
+    let v = dhara_protocol::json::json!({
         "null": null,
         "bools": [true, false],
         "numbers": [0, (-7), 18446744073709551615u64, 1.5],
@@ -668,7 +668,7 @@ fn json_macro_builds_values() {
     assert_eq!(v.to_string(), expected);
     assert_eq!(v["dup"].as_i64(), Some(2));
     assert_eq!(j::parse(v.to_string().as_bytes()).unwrap(), v);
-    assert_eq!(dhara_protocol::json!(null), Value::Null);
-    assert_eq!(dhara_protocol::json!("s"), Value::from("s"));
-    assert_eq!(dhara_protocol::json!([]), Value::Array(Vec::new()));
+    assert_eq!(dhara_protocol::json::json!(null), Value::Null);
+    assert_eq!(dhara_protocol::json::json!("s"), Value::from("s"));
+    assert_eq!(dhara_protocol::json::json!([]), Value::Array(Vec::new()));
 }
