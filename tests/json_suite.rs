@@ -655,7 +655,7 @@ fn long_strings_cross_word_boundaries() {
 fn json_macro_builds_values() {
     use dhara_protocol::json as j;
     let name = String::from("né");
-    let v = dhara_protocol::json!({
+    let v = dhara_protocol::json::json!({
         "null": null,
         "bools": [true, false],
         "numbers": [0, (-7), 18446744073709551615u64, 1.5],
@@ -668,7 +668,35 @@ fn json_macro_builds_values() {
     assert_eq!(v.to_string(), expected);
     assert_eq!(v["dup"].as_i64(), Some(2));
     assert_eq!(j::parse(v.to_string().as_bytes()).unwrap(), v);
-    assert_eq!(dhara_protocol::json!(null), Value::Null);
-    assert_eq!(dhara_protocol::json!("s"), Value::from("s"));
-    assert_eq!(dhara_protocol::json!([]), Value::Array(Vec::new()));
+    assert_eq!(dhara_protocol::json::json!(null), Value::Null);
+    assert_eq!(dhara_protocol::json::json!("s"), Value::from("s"));
+    assert_eq!(dhara_protocol::json::json!([]), Value::Array(Vec::new()));
+}
+
+#[test]
+fn parses_after_errors_start_clean() {
+    // A parse that fails half-way leaves nothing behind for the next one, on the
+    // same thread (where the builder's scratch stacks are reused).
+    let good = br#"{"a":[1,{"b":"c"}],"d":{}}"#;
+    let expected = json::parse(good).unwrap();
+    for bad in [
+        &br#"{"a":[1,{"b":"c"},"#[..],
+        br#"[{"x":[[[1]]],"y":"#,
+        br#"[1,2,{"k":tru"#,
+    ] {
+        assert!(json::parse(bad).is_err());
+        assert_eq!(json::parse(good).unwrap(), expected);
+        let mut r = Reader::new(good, &ParseOptions::DEFAULT);
+        assert_eq!(r.read_value().unwrap(), expected);
+    }
+    // A big value does not keep its scratch space, and the next parse still works.
+    let big = format!("[{}0]", "0,".repeat(100_000));
+    assert_eq!(
+        json::parse(big.as_bytes())
+            .unwrap()
+            .as_array()
+            .map(Vec::len),
+        Some(100_001)
+    );
+    assert_eq!(json::parse(good).unwrap(), expected);
 }

@@ -1,4 +1,4 @@
-//! The [`json!`](crate::json!) macro.
+//! The [`json!`](super::json!) macro.
 
 /// Builds a [`Value`](crate::json::Value) from JSON-like syntax.
 ///
@@ -8,7 +8,7 @@
 /// `(-1)` or `(x.len())`). Members keep their order.
 ///
 /// ```
-/// use dhara_protocol::json;
+/// use dhara_protocol::json::json;
 ///
 /// let path = "src/main.rs";
 /// let v = json!({
@@ -21,8 +21,11 @@
 ///     r#"{"toolName":"read_file","input":{"path":"src/main.rs","limit":100,"offset":-1,"follow":true},"tags":["a",1.5,null,[]]}"#
 /// );
 /// ```
+// Exported under a private name at the crate root (where `macro_export` puts it)
+// and re-exported as `json::json!`, so the root keeps one `json`: the module.
+#[doc(hidden)]
 #[macro_export]
-macro_rules! json {
+macro_rules! __json_value {
     (null) => {
         $crate::json::Value::Null
     };
@@ -32,7 +35,7 @@ macro_rules! json {
     ([ $($element:tt),+ $(,)? ]) => {
         $crate::json::Value::Array(
             ::core::iter::Iterator::collect(::core::iter::IntoIterator::into_iter([
-                $($crate::json!($element)),+
+                $($crate::json::json!($element)),+
             ])),
         )
     };
@@ -41,10 +44,12 @@ macro_rules! json {
     };
     ({ $($name:literal : $value:tt),+ $(,)? }) => {
         $crate::json::Value::Object(::core::iter::Iterator::collect(
-            ::core::iter::IntoIterator::into_iter([$(($name, $crate::json!($value))),+]),
+            ::core::iter::IntoIterator::into_iter([$(($name, $crate::json::json!($value))),+]),
         ))
     };
     ($other:expr) => {
         $crate::json::Value::from($other)
     };
 }
+
+pub use crate::__json_value as json;

@@ -10,7 +10,7 @@
 //!   returns the last member with that name.
 //! * Nesting is bounded ([`ParseOptions::max_depth`]) and the parser never recurses
 //!   on the native stack, whatever the depth.
-//! * [`json!`](crate::json!) builds a [`Value`] from JSON-like syntax.
+//! * [`json!`] builds a [`Value`] from JSON-like syntax.
 //! * Input must be UTF-8 (no byte-order mark). An escaped lone UTF-16 surrogate in a
 //!   string value becomes U+FFFD, or an error with
 //!   [`ParseOptions::strict_surrogates`]; in a member name it is always an error.
@@ -97,6 +97,7 @@ mod value;
 mod write;
 
 pub use error::{Error, ErrorKind};
+pub use macros::json;
 pub use read::{ParseOptions, Reader, parse, parse_with};
 pub use value::{Number, Object, Value};
 pub use write::{to_vec, write_string, write_value};

@@ -355,6 +355,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A member name (lone surrogates rejected) and the `:` after it.
+    #[inline]
     fn member_name<S: Strings>(&mut self, sink: &mut S) -> Result<(), Error> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected());
@@ -369,14 +370,28 @@ impl<'a> Reader<'a> {
     /// Runs without escapes are found a word at a time and taken whole from the
     /// UTF-8-checked input ([`Reader::text`]); a string without escapes goes to the
     /// sink as it is.
+    #[inline]
     fn string<S: Strings>(&mut self, sink: &mut S, place: Place) -> Result<bool, Error> {
         let first = self.pos + 1;
-        let mut i = find_special(self.input, first);
-        if self.input.get(i) == Some(&b'"') {
-            sink.str(self.text_run(first, i)?, place);
-            self.pos = i + 1;
+        let end = find_special(self.input, first);
+        if self.input.get(end) == Some(&b'"') {
+            sink.str(self.text_run(first, end)?, place);
+            self.pos = end + 1;
             return Ok(false);
         }
+        self.string_with_escapes(sink, place, first, end)
+    }
+
+    /// The rest of [`string`](Reader::string) when the string's text starts at
+    /// `first` and the first run ends at `i`, not at the closing quote.
+    #[inline(never)]
+    fn string_with_escapes<S: Strings>(
+        &mut self,
+        sink: &mut S,
+        place: Place,
+        first: usize,
+        mut i: usize,
+    ) -> Result<bool, Error> {
         let lone = match place {
             Place::Name => LoneSurrogate::Reject,
             Place::Value { .. } => self.value_surrogates(),
@@ -767,9 +782,13 @@ trait Strings {
 /// What [`Reader::walk`] finds, in order. `in_object` tells whether a completed
 /// value is a member value (its name came just before) or an element / the root.
 trait Sink: Strings {
+    /// `null`, `true` or `false`.
     fn literal(&mut self, v: Value, in_object: bool);
+    /// A number's text, checked against the grammar.
     fn number(&mut self, text: &[u8], in_object: bool);
+    /// An array or object starts.
     fn open(&mut self, object: bool);
+    /// The innermost open array or object ends; it is a value in its turn.
     fn close(&mut self, object: bool, in_object: bool);
 }
 
@@ -790,6 +809,7 @@ impl Strings for Capture {
 /// Validation only: nothing is built.
 struct Skip;
 
+/// Decoded text that is checked, not kept.
 #[derive(Default)]
 struct Discard;
 
@@ -835,7 +855,7 @@ struct Tree {
 
 /// Scratch stacks bigger than this are not kept for the next parse.
 #[cfg(feature = "std")]
-const KEEP_SCRATCH_ITEMS: usize = 4096;
+const KEEP_SCRATCH_ITEMS: usize = 1024;
 
 #[cfg(feature = "std")]
 std::thread_local! {
@@ -872,7 +892,10 @@ impl Tree {
     fn finish(mut self) -> Value {
         let root = self.elements.pop().unwrap_or_default();
         #[cfg(feature = "std")]
-        if self.members.capacity().max(self.elements.capacity()) <= KEEP_SCRATCH_ITEMS {
+        if self.members.capacity() <= KEEP_SCRATCH_ITEMS
+            && self.elements.capacity() <= KEEP_SCRATCH_ITEMS
+            && self.starts.capacity() <= KEEP_SCRATCH_ITEMS
+        {
             self.members.clear();
             self.elements.clear();
             self.starts.clear();

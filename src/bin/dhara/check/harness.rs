@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use dhara_protocol::driver::kill_group;
 use dhara_protocol::frame::{self, Frame, LineDecoder};
 use dhara_protocol::json::Value;
 use dhara_protocol::rpc::{self, DecodeError, Id, Incoming, Message, Response};
@@ -295,7 +296,8 @@ impl Process {
     /// Kills the process and its group (if it still runs) and waits for it.
     pub fn kill(&mut self) {
         if self.poll_exit().is_none() {
-            kill_group(&mut self.child);
+            let group = cfg!(unix).then(|| self.child.id());
+            kill_group(&mut self.child, group);
             let status = self.child.wait().ok().map(|s| s.code());
             self.exit = Some(status.flatten());
             self.trace.line(self.number, "..", b"killed");
@@ -357,24 +359,6 @@ impl Drop for Process {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-/// Kills the child's process group (the child leads it, see [`Process::spawn`]) with
-/// the `kill` command, which needs no `libc`, then the child itself.
-///
-/// The `--` matters: without it, procps-ng 4's `kill` reads `-<pgid>` as an option
-/// and signals `-1`, every process the user may signal. The direct kill runs always,
-/// so the wait that follows ends even where the group kill did not work.
-fn kill_group(child: &mut Child) {
-    if cfg!(unix) {
-        let _ = Command::new("kill")
-            .args(["-s", "KILL", "--", &format!("-{}", child.id())])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
-    let _ = child.kill();
 }
 
 /// The stdout thread: frames the bytes into lines and hands them over.
