@@ -45,8 +45,8 @@ use traffic::Traffic;
 
 /// The system allocator, counting how often it is asked for memory.
 ///
-/// This is the only `unsafe` in the project, and it is in this benchmark binary,
-/// not in the library (which forbids it). `GlobalAlloc` is an unsafe trait; these
+/// This and the clock below are the only `unsafe` code in the project, and they are
+/// in this benchmark binary, not in the library (which forbids it). `GlobalAlloc` is an unsafe trait; these
 /// methods only forward to `System` with the caller's own arguments, so they keep
 /// exactly `System`'s guarantees.
 struct CountingAllocator;
@@ -54,21 +54,27 @@ struct CountingAllocator;
 /// Calls to `alloc`, `alloc_zeroed` and `realloc` (each is a trip to the allocator).
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
+/// Counts one allocation. The benchmark is single-threaded, so a plain load and
+/// store (no locked read-modify-write) is exact and keeps the counter cheap.
+fn count_allocation() {
+    ALLOCATIONS.store(ALLOCATIONS.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
+
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count_allocation();
         // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count_allocation();
         // SAFETY: forwarded unchanged; the caller upholds `alloc_zeroed`'s contract.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count_allocation();
         // SAFETY: forwarded unchanged; `ptr` came from this allocator, i.e. `System`.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -99,26 +105,69 @@ struct Sample {
 /// The start of the timed part of a pass.
 struct Mark {
     started: Instant,
+    cpu: Option<Duration>,
     allocations: u64,
 }
 
 impl Mark {
     fn now() -> Mark {
+        let (started, cpu) = (Instant::now(), thread_cpu_time());
         Mark {
+            started,
+            cpu,
             allocations: ALLOCATIONS.load(Ordering::Relaxed),
-            started: Instant::now(),
         }
     }
 
+    /// The time since the mark: time on the CPU where the system tells it, so that
+    /// other processes sharing the cores do not count; else wall-clock time.
     fn sample(self, bytes: usize, messages: usize) -> Sample {
-        let elapsed = self.started.elapsed();
+        let allocations = ALLOCATIONS.load(Ordering::Relaxed) - self.allocations;
+        let elapsed = match (self.cpu, thread_cpu_time()) {
+            (Some(start), Some(end)) => end.saturating_sub(start),
+            _ => self.started.elapsed(),
+        };
         Sample {
             elapsed,
-            allocations: ALLOCATIONS.load(Ordering::Relaxed) - self.allocations,
+            allocations,
             bytes,
             messages,
         }
     }
+}
+
+/// The time this thread has spent on a CPU (`CLOCK_THREAD_CPUTIME_ID`), on 64-bit
+/// Linux; `None` elsewhere, where wall-clock time is used.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+fn thread_cpu_time() -> Option<Duration> {
+    /// `struct timespec` on 64-bit Linux.
+    #[repr(C)]
+    struct Timespec {
+        seconds: i64,
+        nanoseconds: i64,
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    unsafe extern "C" {
+        /// From the C library std already links.
+        fn clock_gettime(clock: i32, time: *mut Timespec) -> i32;
+    }
+    let mut time = Timespec {
+        seconds: 0,
+        nanoseconds: 0,
+    };
+    // SAFETY: `time` is a valid, writable `struct timespec` for the whole call.
+    if unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut time) } != 0 {
+        return None;
+    }
+    Some(Duration::new(
+        u64::try_from(time.seconds).ok()?,
+        u32::try_from(time.nanoseconds).ok()?,
+    ))
+}
+
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+fn thread_cpu_time() -> Option<Duration> {
+    None
 }
 
 /// A pass's median repetition, and its median speed as a ratio to the floor.
@@ -454,14 +503,6 @@ fn check_ended(events: &[host::Event], id: CallId) {
 
 // ---- The table ----------------------------------------------------------------------
 
-/// One printed row.
-struct Row {
-    what: &'static str,
-    measured: Measured,
-    /// Whether the allocation count is printed.
-    allocations: bool,
-}
-
 fn megabytes_per_second(s: &Sample) -> f64 {
     s.bytes as f64 / 1e6 / s.elapsed.as_secs_f64()
 }
@@ -480,17 +521,25 @@ fn env_usize(name: &str, default: usize) -> usize {
 fn main() {
     let megabytes = env_usize("DHARA_BENCH_MB", 16);
     let repetitions = env_usize("DHARA_BENCH_REPS", 5).max(1);
-    let only = std::env::var("DHARA_BENCH_SHAPE").unwrap_or_default();
+    let shape_filter = std::env::var("DHARA_BENCH_SHAPE").unwrap_or_default();
+    let pass_filter = std::env::var("DHARA_BENCH_PASS").unwrap_or_default();
+    let clock = match thread_cpu_time() {
+        Some(_) => "this thread's time on the CPU (CLOCK_THREAD_CPUTIME_ID)",
+        None => "wall-clock time",
+    };
+    println!("Timed by {clock}.");
     println!(
         "{megabytes} MB per shape, median of {repetitions} after a warm-up \
-         (DHARA_BENCH_MB, DHARA_BENCH_REPS, DHARA_BENCH_SHAPE)\n"
+         (set DHARA_BENCH_MB, DHARA_BENCH_REPS; DHARA_BENCH_SHAPE and DHARA_BENCH_PASS \
+         keep the rows whose names contain them)\n"
     );
     println!("| shape | pass | MB/s | messages/s | × floor | allocations/message |");
     println!("|---|---|---:|---:|---:|---:|");
-    for t in traffic::all_shapes(megabytes * 1_000_000) {
-        if !t.name.contains(only.as_str()) {
+    for &name in traffic::SHAPES {
+        if !name.contains(shape_filter.as_str()) {
             continue;
         }
+        let t = traffic::generate(name, megabytes * 1_000_000);
         let values: Vec<Value> = t.lines().map(|l| json::parse(l).expect("JSON")).collect();
         let messages: Vec<Message> = t
             .lines()
@@ -500,64 +549,44 @@ fn main() {
             })
             .collect();
         let calls = calls_of(&messages);
-        let mut out = Vec::with_capacity(t.lines.iter().map(|r| r.len()).max().unwrap_or(0) + 64);
+        // Output buffers with room for the longest line, as an endpoint's would have.
+        let longest = t.lines.iter().map(|r| r.len()).max().unwrap_or(0) + 64;
+        let (mut out, mut out_messages) =
+            (Vec::with_capacity(longest), Vec::with_capacity(longest));
 
-        let measure = |pass: &mut dyn FnMut() -> Sample| measure(&t, repetitions, pass);
-        let mut rows = vec![
-            Row {
-                what: "floor (word-at-a-time scan)",
-                measured: measure(&mut || floor(&t)),
-                allocations: false,
-            },
-            Row {
-                what: "(a) json::parse",
-                measured: measure(&mut || parse(&t)),
-                allocations: true,
-            },
-            Row {
-                what: "(b) rpc::decode",
-                measured: measure(&mut || decode(&t)),
-                allocations: true,
-            },
-            Row {
-                what: "(c) json::write_value",
-                measured: measure(&mut || write_values(&values, &mut out)),
-                allocations: true,
-            },
-            Row {
-                what: "(c) rpc::write_message",
-                measured: measure(&mut || write_messages(&messages, &mut out)),
-                allocations: true,
-            },
-            Row {
-                what: "(d) frame::LineDecoder, 64 KiB",
-                measured: measure(&mut || frame(&t)),
-                allocations: false,
-            },
+        // Each pass: its name, whether its allocations are printed, and the pass.
+        let passes: [(&str, bool, &mut dyn FnMut() -> Sample); 7] = [
+            ("floor (word-at-a-time scan)", false, &mut || floor(&t)),
+            ("(a) json::parse", true, &mut || parse(&t)),
+            ("(b) rpc::decode", true, &mut || decode(&t)),
+            ("(c) json::write_value", true, &mut || {
+                write_values(&values, &mut out)
+            }),
+            ("(c) rpc::write_message", true, &mut || {
+                write_messages(&messages, &mut out_messages)
+            }),
+            ("(d) frame::LineDecoder, 64 KiB", false, &mut || frame(&t)),
+            ("(e) tools/execute round trip", true, &mut || {
+                round_trips(&calls)
+            }),
         ];
-        if !calls.is_empty() {
-            rows.push(Row {
-                what: "(e) tools/execute round trip",
-                measured: measure(&mut || round_trips(&calls)),
-                allocations: true,
-            });
-        }
-        drop((values, messages, calls));
-
-        for row in &rows {
-            let sample = &row.measured.sample;
-            let rate = megabytes_per_second(sample);
-            let allocations = if row.allocations {
+        for (what, allocations, pass) in passes {
+            if !what.contains(pass_filter.as_str()) || (what.starts_with("(e)") && calls.is_empty())
+            {
+                continue;
+            }
+            let measured = measure(&t, repetitions, pass);
+            let sample = &measured.sample;
+            let allocations = if allocations {
                 format!("{:.1}", sample.allocations as f64 / sample.messages as f64)
             } else {
-                String::from("")
+                String::new()
             };
             println!(
-                "| {} | {} | {rate:.0} | {:.0} | {:.3} | {allocations} |",
-                t.name,
-                row.what,
+                "| {name} | {what} | {:.0} | {:.0} | {:.3} | {allocations} |",
+                megabytes_per_second(sample),
                 per_second(sample),
-                row.measured.ratio_to_floor,
+                measured.ratio_to_floor,
             );
         }
     }

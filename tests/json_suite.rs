@@ -529,6 +529,23 @@ fn writer_escapes_every_control_character() {
         assert_eq!(json::parse(&out).unwrap().as_str(), Some(s.as_str()));
         assert_eq!(out.len(), 20 + 2 + 1);
     }
+    // Runs of every length, with an escape at every position: the writer copies
+    // short runs a word at a time and long ones in one piece.
+    for len in [0, 1, 7, 8, 9, 15, 16, 31, 32, 33, 40, 63, 64, 65, 100, 200] {
+        for at in 0..=len {
+            let s: String = (0..len)
+                .map(|i| if i == at { '"' } else { 'é' })
+                .chain("abc\t".chars())
+                .collect();
+            let mut out = Vec::new();
+            write_string(&s, &mut out);
+            assert_eq!(
+                json::parse(&out).unwrap().as_str(),
+                Some(s.as_str()),
+                "{len} {at}"
+            );
+        }
+    }
     // `write_value` appends.
     let mut out = b"x".to_vec();
     json::write_value(&Value::from(vec![1, 2]), &mut out);
@@ -632,4 +649,54 @@ fn long_strings_cross_word_boundaries() {
             assert_eq!(r.skip_value().unwrap(), 0..text.len());
         }
     }
+}
+
+#[test]
+fn json_macro_builds_values() {
+    use dhara_protocol::json as j;
+    let name = String::from("né");
+    let v = dhara_protocol::json::json!({
+        "null": null,
+        "bools": [true, false],
+        "numbers": [0, (-7), 18446744073709551615u64, 1.5],
+        "text": name,
+        "empty": {"a": [], "o": {}},
+        "dup": 1,
+        "dup": 2,
+    });
+    let expected = r#"{"null":null,"bools":[true,false],"numbers":[0,-7,18446744073709551615,1.5],"text":"né","empty":{"a":[],"o":{}},"dup":1,"dup":2}"#;
+    assert_eq!(v.to_string(), expected);
+    assert_eq!(v["dup"].as_i64(), Some(2));
+    assert_eq!(j::parse(v.to_string().as_bytes()).unwrap(), v);
+    assert_eq!(dhara_protocol::json::json!(null), Value::Null);
+    assert_eq!(dhara_protocol::json::json!("s"), Value::from("s"));
+    assert_eq!(dhara_protocol::json::json!([]), Value::Array(Vec::new()));
+}
+
+#[test]
+fn parses_after_errors_start_clean() {
+    // A parse that fails half-way leaves nothing behind for the next one, on the
+    // same thread (where the builder's scratch stacks are reused).
+    let good = br#"{"a":[1,{"b":"c"}],"d":{}}"#;
+    let expected = json::parse(good).unwrap();
+    for bad in [
+        &br#"{"a":[1,{"b":"c"},"#[..],
+        br#"[{"x":[[[1]]],"y":"#,
+        br#"[1,2,{"k":tru"#,
+    ] {
+        assert!(json::parse(bad).is_err());
+        assert_eq!(json::parse(good).unwrap(), expected);
+        let mut r = Reader::new(good, &ParseOptions::DEFAULT);
+        assert_eq!(r.read_value().unwrap(), expected);
+    }
+    // A big value does not keep its scratch space, and the next parse still works.
+    let big = format!("[{}0]", "0,".repeat(100_000));
+    assert_eq!(
+        json::parse(big.as_bytes())
+            .unwrap()
+            .as_array()
+            .map(Vec::len),
+        Some(100_001)
+    );
+    assert_eq!(json::parse(good).unwrap(), expected);
 }

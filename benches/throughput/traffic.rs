@@ -25,28 +25,33 @@ impl Traffic {
     }
 }
 
-/// All shapes, each about `target_bytes` long, in the order they are printed.
-pub fn all_shapes(target_bytes: usize) -> Vec<Traffic> {
-    vec![
-        shape("small_requests", 0x1, target_bytes, |rng, id, out| {
-            small_request(rng, id, out)
-        }),
-        shape("progress", 0x2, target_bytes, |rng, id, out| {
-            progress(rng, id, out)
-        }),
-        shape("text_results", 0x3, target_bytes, |rng, id, out| {
+/// The shapes, in the order they are printed.
+pub const SHAPES: &[&str] = &[
+    "small_requests",
+    "progress",
+    "text_results",
+    "image_results",
+    "init_results",
+    "mixed",
+];
+
+/// Generates the shape `name` (one of [`SHAPES`]), about `target_bytes` long.
+pub fn generate(name: &'static str, target_bytes: usize) -> Traffic {
+    match name {
+        "small_requests" => shape(name, 0x1, target_bytes, small_request),
+        "progress" => shape(name, 0x2, target_bytes, progress),
+        "text_results" => shape(name, 0x3, target_bytes, |rng, id, out| {
             let len = 4 * 1024 + rng.below(60 * 1024);
             text_result(rng, id, len, out)
         }),
-        shape("image_results", 0x4, target_bytes, |rng, id, out| {
+        "image_results" => shape(name, 0x4, target_bytes, |rng, id, out| {
             let len = 256 * 1024 + rng.below(1792 * 1024);
             image_result(rng, id, len, out)
         }),
-        shape("init_results", 0x5, target_bytes, |rng, id, out| {
-            init_result(rng, id, out)
-        }),
-        shape("mixed", 0x6, target_bytes, session),
-    ]
+        "init_results" => shape(name, 0x5, target_bytes, init_result),
+        "mixed" => shape(name, 0x6, target_bytes, session),
+        _ => panic!("no traffic shape is called {name}"),
+    }
 }
 
 /// Calls `line` until the stream holds `target_bytes`; `line` appends one or more

@@ -35,5 +35,5 @@
 mod process;
 mod serve;
 
-pub use process::{Error, ExtensionProcess, Options, Stderr, TraceHook, Traced};
+pub use process::{Error, ExtensionProcess, Options, Stderr, TraceHook, Traced, kill_group};
 pub use serve::{RunningCall, StdioExtension, ToolHandler};

@@ -620,8 +620,14 @@ impl core::fmt::Debug for ExtensionProcess {
 
 /// Kills the process group `group` with `kill -s KILL -- -<group>`, which needs no
 /// `libc`: the `kill` program, or the shell's own `kill` where there is no such
-/// program (minimal container images). Then kills the child itself in any case.
-fn kill_group(child: &mut Child, group: Option<u32>) {
+/// program (minimal container images). Then kills the child itself in any case, so a
+/// wait that follows ends even where the group kill did not work.
+///
+/// The `--` matters: without it, procps-ng 4's `kill` reads `-<group>` as an option
+/// and signals `-1`, every process the user may signal. `group` is the child's pid
+/// when it was spawned as the leader of its own group (`process_group(0)` on Unix);
+/// `None` kills only the child.
+pub fn kill_group(child: &mut Child, group: Option<u32>) {
     if let Some(pgid) = group {
         let target = format!("-{pgid}");
         let killed = run_quietly(Command::new("kill").args(["-s", "KILL", "--", &target]));

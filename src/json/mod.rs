@@ -10,6 +10,7 @@
 //!   returns the last member with that name.
 //! * Nesting is bounded ([`ParseOptions::max_depth`]) and the parser never recurses
 //!   on the native stack, whatever the depth.
+//! * [`json!`] builds a [`Value`] from JSON-like syntax.
 //! * Input must be UTF-8 (no byte-order mark). An escaped lone UTF-16 surrogate in a
 //!   string value becomes U+FFFD, or an error with
 //!   [`ParseOptions::strict_surrogates`]; in a member name it is always an error.
@@ -22,6 +23,27 @@
 //! assert_eq!(v.to_string(), r#"{"id":12345678901234567890123,"ok":true}"#);
 //! # Ok::<(), json::Error>(())
 //! ```
+//!
+//! # How it is fast
+//!
+//! Safe Rust throughout; the work per byte is kept small and allocation to what the
+//! result needs.
+//!
+//! * The input is checked to be UTF-8 once, with `core::str::from_utf8` over all of
+//!   it; string text is then sliced from that `&str`, never checked again.
+//! * Strings are scanned for `"`, `\` and control bytes eight bytes at a time with
+//!   bit tricks on a `u64`, and long runs 64 bytes at a time in a loop the compiler
+//!   turns into vector compares. A string without escapes becomes its `String` in
+//!   one allocation and one copy; with escapes, runs between them are copied whole.
+//! * Numbers are checked against the grammar and kept as text, inline when short
+//!   ([`Number`]): no allocation and no conversion until asked.
+//! * Finished elements and members wait on scratch stacks and move into a `Vec` of
+//!   exactly their number when their container closes: one allocation per array or
+//!   object. With `std` the scratch stacks are kept per thread between parses.
+//! * [`Reader::skip_value`] runs the same grammar with nothing built, for values that
+//!   are only passed through.
+//! * The writer copies runs without escapes whole (short ones a word at a time),
+//!   writes escapes from a table, and keeps its stack of open containers in place.
 //!
 //! # Implementation-defined cases
 //!
@@ -69,11 +91,13 @@
 //! | `i_structure_UTF-8_BOM_empty_object.json` | rejected: ByteOrderMark | rejected: ByteOrderMark | the parser takes no byte-order mark; framing skips one at the start of a stream |
 
 mod error;
+mod macros;
 mod read;
 mod value;
 mod write;
 
 pub use error::{Error, ErrorKind};
+pub use macros::json;
 pub use read::{ParseOptions, Reader, parse, parse_with};
 pub use value::{Number, Object, Value};
 pub use write::{to_vec, write_string, write_value};

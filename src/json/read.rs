@@ -3,8 +3,10 @@
 //! ([`Reader::skip_value`]) and, a member at a time, by the pull [`Reader`].
 //!
 //! Nesting is walked with an explicit stack, never by recursion, so no input can
-//! overflow the native stack. Strings are scanned eight bytes at a time and copied
-//! in runs; numbers are checked once and kept as text.
+//! overflow the native stack. The input is checked to be UTF-8 once, up front; then
+//! strings are scanned a word (and, in long runs, 64 bytes) at a time for the bytes
+//! that end a run, and runs are copied whole. Numbers are checked once and kept as
+//! text.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -353,6 +355,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A member name (lone surrogates rejected) and the `:` after it.
+    #[inline]
     fn member_name<S: Strings>(&mut self, sink: &mut S) -> Result<(), Error> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected());
@@ -367,14 +370,28 @@ impl<'a> Reader<'a> {
     /// Runs without escapes are found a word at a time and taken whole from the
     /// UTF-8-checked input ([`Reader::text`]); a string without escapes goes to the
     /// sink as it is.
+    #[inline]
     fn string<S: Strings>(&mut self, sink: &mut S, place: Place) -> Result<bool, Error> {
         let first = self.pos + 1;
-        let mut i = find_special(self.input, first);
-        if self.input.get(i) == Some(&b'"') {
-            sink.str(self.text_run(first, i)?, place);
-            self.pos = i + 1;
+        let end = find_special(self.input, first);
+        if self.input.get(end) == Some(&b'"') {
+            sink.str(self.text_run(first, end)?, place);
+            self.pos = end + 1;
             return Ok(false);
         }
+        self.string_with_escapes(sink, place, first, end)
+    }
+
+    /// The rest of [`string`](Reader::string) when the string's text starts at
+    /// `first` and the first run ends at `i`, not at the closing quote.
+    #[inline(never)]
+    fn string_with_escapes<S: Strings>(
+        &mut self,
+        sink: &mut S,
+        place: Place,
+        first: usize,
+        mut i: usize,
+    ) -> Result<bool, Error> {
         let lone = match place {
             Place::Name => LoneSurrogate::Reject,
             Place::Value { .. } => self.value_surrogates(),
@@ -410,6 +427,7 @@ impl<'a> Reader<'a> {
 
     /// Decodes the escape at `input[at]` (a backslash) into `out`; returns the index
     /// after it.
+    #[inline]
     fn escape<T: Text>(
         &self,
         at: usize,
@@ -417,24 +435,21 @@ impl<'a> Reader<'a> {
         lone: LoneSurrogate,
         replaced: &mut bool,
     ) -> Result<usize, Error> {
-        let short = match self.input.get(at + 1) {
-            Some(b'"') => b'"',
-            Some(b'\\') => b'\\',
-            Some(b'/') => b'/',
-            Some(b'b') => 0x08,
-            Some(b'f') => 0x0C,
-            Some(b'n') => b'\n',
-            Some(b'r') => b'\r',
-            Some(b't') => b'\t',
-            Some(b'u') => return self.unicode_escape(at, out, lone, replaced),
-            Some(_) => return Err(self.error(ErrorKind::InvalidEscape, at)),
-            None => return Err(self.error(ErrorKind::UnexpectedEnd, at + 1)),
+        let Some(&letter) = self.input.get(at + 1) else {
+            return Err(self.error(ErrorKind::UnexpectedEnd, at + 1));
         };
-        out.push_ascii(short);
-        Ok(at + 2)
+        match SHORT_ESCAPES[usize::from(letter)] {
+            0 if letter == b'u' => self.unicode_escape(at, out, lone, replaced),
+            0 => Err(self.error(ErrorKind::InvalidEscape, at)),
+            decoded => {
+                out.push_ascii(decoded);
+                Ok(at + 2)
+            }
+        }
     }
 
     /// Decodes `\uXXXX` at `input[at]`, joining a surrogate pair written as two escapes.
+    #[inline(never)]
     fn unicode_escape<T: Text>(
         &self,
         at: usize,
@@ -540,6 +555,20 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// What each two-character escape `\x` stands for, by the byte `x`; 0 for the rest.
+static SHORT_ESCAPES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table[b'/' as usize] = b'/';
+    table[b'b' as usize] = 0x08;
+    table[b'f' as usize] = 0x0C;
+    table[b'n' as usize] = b'\n';
+    table[b'r' as usize] = b'\r';
+    table[b't' as usize] = b'\t';
+    table
+};
+
 /// The value of four hex digits at `input[at..]`.
 #[inline]
 fn hex4(input: &[u8], at: usize) -> Option<u32> {
@@ -612,13 +641,13 @@ pub(crate) fn special_bytes(word: u64) -> u64 {
 
 /// `true` for the bytes a JSON string cannot hold raw.
 #[inline]
-fn is_special(b: u8) -> bool {
+pub(crate) fn is_special(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
 }
 
 /// The eight bytes at `bytes[at..]` as a little-endian word.
 #[inline]
-fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+pub(crate) fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
     let word = bytes.get(at..at + 8)?;
     <[u8; 8]>::try_from(word).ok().map(u64::from_le_bytes)
 }
@@ -626,16 +655,38 @@ fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
 /// The index of the first `"`, `\` or control byte at or after `from`, or
 /// `input.len()`.
 ///
-/// Short runs (member names, small values) end within the first two words, found
-/// with bit tricks on `u64`s. Longer runs go on in 64-byte blocks, written so the
-/// compiler checks each block with vector compares; the block holding the special
-/// byte is then searched a word at a time.
+/// Short runs (member names, small values, text between escapes) mostly end within
+/// the first word, checked here with bit tricks on a `u64`; longer ones go on in
+/// [`find_special_after`].
 #[inline]
 pub(crate) fn find_special(input: &[u8], from: usize) -> usize {
+    match word_at(input, from) {
+        Some(word) => {
+            let found = special_bytes(word);
+            if found != 0 {
+                return from + (found.trailing_zeros() / 8) as usize;
+            }
+            find_special_after(input, from + 8)
+        }
+        None => {
+            let tail = input.get(from..).unwrap_or_default();
+            from + tail
+                .iter()
+                .position(|&b| is_special(b))
+                .unwrap_or(tail.len())
+        }
+    }
+}
+
+/// [`find_special`] past its first word: three more words, then 64-byte blocks,
+/// written so the compiler checks each block with vector compares; the block
+/// holding the special byte is then searched a word at a time.
+#[inline(never)]
+fn find_special_after(input: &[u8], from: usize) -> usize {
     const BLOCK: usize = 64;
     let rest = input.get(from..).unwrap_or_default();
     let mut i = 0;
-    while i < 16 {
+    while i < 24 {
         let Some(word) = word_at(rest, i) else { break };
         let found = special_bytes(word);
         if found != 0 {
@@ -731,9 +782,13 @@ trait Strings {
 /// What [`Reader::walk`] finds, in order. `in_object` tells whether a completed
 /// value is a member value (its name came just before) or an element / the root.
 trait Sink: Strings {
+    /// `null`, `true` or `false`.
     fn literal(&mut self, v: Value, in_object: bool);
+    /// A number's text, checked against the grammar.
     fn number(&mut self, text: &[u8], in_object: bool);
+    /// An array or object starts.
     fn open(&mut self, object: bool);
+    /// The innermost open array or object ends; it is a value in its turn.
     fn close(&mut self, object: bool, in_object: bool);
 }
 
@@ -754,6 +809,7 @@ impl Strings for Capture {
 /// Validation only: nothing is built.
 struct Skip;
 
+/// Decoded text that is checked, not kept.
 #[derive(Default)]
 struct Discard;
 
@@ -782,27 +838,44 @@ impl Sink for Skip {
     fn close(&mut self, _: bool, _: bool) {}
 }
 
-/// Builds a [`Value`]. Finished members and elements wait on one scratch stack;
-/// when a container closes, its part of the stack moves into one exact-size `Vec`,
-/// so each container costs one allocation. With `std` the scratch stack is kept per
+/// Builds a [`Value`]. Finished members and elements wait on scratch stacks; when
+/// a container closes, its part of a stack moves into one exact-size `Vec`, so each
+/// container costs one allocation. With `std` the scratch stacks are kept per
 /// thread between parses, so a parse allocates only what it returns.
 #[derive(Default)]
 struct Tree {
-    /// Object members with their names (a member is pushed with a `null`
-    /// placeholder when its name is read), array elements with an empty name (which
-    /// does not allocate), and the root value.
-    items: Vec<(String, Value)>,
-    /// For each open container, where its items start.
+    /// Members of the open objects. A member is pushed with a `null` placeholder
+    /// when its name is read.
+    members: Vec<(String, Value)>,
+    /// Elements of the open arrays, and the root value.
+    elements: Vec<Value>,
+    /// For each open container, where its members or elements start.
     starts: Vec<usize>,
 }
 
 /// Scratch stacks bigger than this are not kept for the next parse.
 #[cfg(feature = "std")]
-const KEEP_SCRATCH_ITEMS: usize = 4096;
+const KEEP_SCRATCH_ITEMS: usize = 1024;
 
 #[cfg(feature = "std")]
 std::thread_local! {
     static SCRATCH: core::cell::Cell<Option<Tree>> = const { core::cell::Cell::new(None) };
+}
+
+/// The items of `stack` from `start` on, moved into a `Vec` of their own.
+#[inline]
+fn split_off<T>(stack: &mut Vec<T>, start: usize) -> Vec<T> {
+    match start {
+        // Not `split_off(0)` or `take`: the scratch stack keeps its capacity, the
+        // container gets exactly its length.
+        0 => {
+            let mut all = Vec::with_capacity(stack.len());
+            all.append(stack);
+            all
+        }
+        _ if start <= stack.len() => stack.split_off(start),
+        _ => Vec::new(),
+    }
 }
 
 impl Tree {
@@ -817,10 +890,14 @@ impl Tree {
 
     /// The root value; the scratch stacks go back for the next parse.
     fn finish(mut self) -> Value {
-        let root = self.items.pop().map(|(_, v)| v).unwrap_or_default();
+        let root = self.elements.pop().unwrap_or_default();
         #[cfg(feature = "std")]
-        if self.items.capacity() <= KEEP_SCRATCH_ITEMS {
-            self.items.clear();
+        if self.members.capacity() <= KEEP_SCRATCH_ITEMS
+            && self.elements.capacity() <= KEEP_SCRATCH_ITEMS
+            && self.starts.capacity() <= KEEP_SCRATCH_ITEMS
+        {
+            self.members.clear();
+            self.elements.clear();
             self.starts.clear();
             let _ = SCRATCH.try_with(|s| s.set(Some(self)));
         }
@@ -830,16 +907,16 @@ impl Tree {
     #[inline]
     fn string(&mut self, s: String, place: Place) {
         match place {
-            Place::Name => self.items.push((s, Value::Null)),
+            Place::Name => self.members.push((s, Value::Null)),
             Place::Value { in_object } => self.complete(Value::String(s), in_object),
         }
     }
 
     #[inline]
     fn complete(&mut self, v: Value, in_object: bool) {
-        match self.items.last_mut() {
+        match self.members.last_mut() {
             Some(member) if in_object => member.1 = v,
-            _ => self.items.push((String::new(), v)),
+            _ => self.elements.push(v),
         }
     }
 }
@@ -866,17 +943,21 @@ impl Sink for Tree {
         self.complete(Value::Number(Number::from_checked_bytes(text)), in_object);
     }
     #[inline]
-    fn open(&mut self, _: bool) {
-        self.starts.push(self.items.len());
+    fn open(&mut self, object: bool) {
+        let start = if object {
+            self.members.len()
+        } else {
+            self.elements.len()
+        };
+        self.starts.push(start);
     }
     #[inline]
     fn close(&mut self, object: bool, in_object: bool) {
-        let start = self.starts.pop().unwrap_or_default().min(self.items.len());
-        let items = self.items.drain(start..);
+        let start = self.starts.pop().unwrap_or_default();
         let v = if object {
-            Value::Object(Object::from(items.collect::<Vec<_>>()))
+            Value::Object(Object::from(split_off(&mut self.members, start)))
         } else {
-            Value::Array(items.map(|(_, v)| v).collect())
+            Value::Array(split_off(&mut self.elements, start))
         };
         self.complete(v, in_object);
     }

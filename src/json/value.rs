@@ -106,6 +106,15 @@ impl Number {
         }
     }
 
+    /// The exact text as bytes (ASCII).
+    #[inline]
+    pub(crate) fn text_bytes(&self) -> &[u8] {
+        match &self.text {
+            NumberText::Inline { len, bytes } => bytes.get(..usize::from(*len)).unwrap_or_default(),
+            NumberText::Heap(s) => s.as_bytes(),
+        }
+    }
+
     /// `true` when the text has no fraction and no exponent (`-12`, not `1.0`, not `1e2`).
     pub fn is_integer(&self) -> bool {
         !self

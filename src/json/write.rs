@@ -5,10 +5,11 @@
 //! line break. Numbers are written as their exact text. Nesting is walked with an
 //! explicit stack, not by recursion.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use super::read::find_special;
+use super::read::{find_special, is_special, special_bytes, word_at};
 use super::value::Value;
 
 /// Writes `v` as compact JSON into a new buffer.
@@ -22,72 +23,126 @@ use super::value::Value;
 /// # Ok::<(), json::Error>(())
 /// ```
 pub fn to_vec(v: &Value) -> Vec<u8> {
-    let mut out = Vec::with_capacity(128);
+    let mut out = Vec::with_capacity(256);
     write_value(v, &mut out);
     out
 }
 
-/// An array or object being written: its items and how many are written.
-enum Open<'a> {
-    Array(&'a [Value], usize),
-    Object(&'a [(alloc::string::String, Value)], usize),
+/// The rest of an array or object being written.
+#[derive(Clone, Copy)]
+enum Rest<'a> {
+    Elements(&'a [Value]),
+    Members(&'a [(String, Value)]),
+}
+
+/// The open containers, innermost last: the first levels in place, deeper ones in a
+/// `Vec` (so writing usual messages allocates nothing but the output).
+struct Open<'a> {
+    inline: [Rest<'a>; 16],
+    len: usize,
+    deeper: Vec<Rest<'a>>,
+}
+
+impl<'a> Open<'a> {
+    fn new() -> Open<'a> {
+        Open {
+            inline: [Rest::Elements(&[]); 16],
+            len: 0,
+            deeper: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, rest: Rest<'a>) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = rest,
+            None => self.deeper.push(rest),
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    fn last_mut(&mut self) -> Option<&mut Rest<'a>> {
+        let last = self.len.checked_sub(1)?;
+        match self.inline.get_mut(last) {
+            Some(slot) => Some(slot),
+            None => self.deeper.last_mut(),
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        if self.len > self.inline.len() {
+            self.deeper.pop();
+        }
+        self.len = self.len.saturating_sub(1);
+    }
 }
 
 /// Appends `v` as compact JSON to `out`.
 pub fn write_value(v: &Value, out: &mut Vec<u8>) {
-    let mut open: Vec<Open<'_>> = Vec::new();
-    let mut next = Some(v);
+    let mut open = Open::new();
+    let mut next = v;
     loop {
-        if let Some(v) = next.take() {
-            match v {
-                Value::Null => out.extend_from_slice(b"null"),
-                Value::Bool(true) => out.extend_from_slice(b"true"),
-                Value::Bool(false) => out.extend_from_slice(b"false"),
-                Value::Number(n) => out.extend_from_slice(n.as_str().as_bytes()),
-                Value::String(s) => write_string(s, out),
-                Value::Array(items) if items.is_empty() => out.extend_from_slice(b"[]"),
-                Value::Object(members) if members.is_empty() => out.extend_from_slice(b"{}"),
-                Value::Array(items) => {
+        // Write `next`; a container is opened and its first item written next.
+        match next {
+            Value::Null => out.extend_from_slice(b"null"),
+            Value::Bool(true) => out.extend_from_slice(b"true"),
+            Value::Bool(false) => out.extend_from_slice(b"false"),
+            Value::Number(n) => out.extend_from_slice(n.text_bytes()),
+            Value::String(s) => write_string(s, out),
+            Value::Array(items) => match items.split_first() {
+                Some((first, rest)) => {
                     out.push(b'[');
-                    open.push(Open::Array(items, 0));
+                    open.push(Rest::Elements(rest));
+                    next = first;
+                    continue;
                 }
-                Value::Object(members) => {
-                    out.push(b'{');
-                    open.push(Open::Object(members.as_slice(), 0));
-                }
-            }
-        }
-        // Find the next item to write, closing the containers that are done.
-        match open.last_mut() {
-            None => return,
-            Some(Open::Array(items, written)) => match items.get(*written) {
-                Some(item) => {
-                    if *written > 0 {
-                        out.push(b',');
-                    }
-                    *written += 1;
-                    next = Some(item);
-                }
-                None => {
-                    out.push(b']');
-                    open.pop();
-                }
+                None => out.extend_from_slice(b"[]"),
             },
-            Some(Open::Object(members, written)) => match members.get(*written) {
-                Some((name, value)) => {
-                    if *written > 0 {
-                        out.push(b',');
-                    }
-                    *written += 1;
+            Value::Object(members) => match members.as_slice().split_first() {
+                Some(((name, value), rest)) => {
+                    out.push(b'{');
                     write_string(name, out);
                     out.push(b':');
-                    next = Some(value);
+                    open.push(Rest::Members(rest));
+                    next = value;
+                    continue;
                 }
-                None => {
-                    out.push(b'}');
-                    open.pop();
-                }
+                None => out.extend_from_slice(b"{}"),
             },
+        }
+        // Find the next item, closing the containers that are done.
+        loop {
+            let Some(rest) = open.last_mut() else { return };
+            match rest {
+                Rest::Elements(items) => match items.split_first() {
+                    Some((item, others)) => {
+                        *items = others;
+                        out.push(b',');
+                        next = item;
+                        break;
+                    }
+                    None => {
+                        out.push(b']');
+                        open.pop();
+                    }
+                },
+                Rest::Members(members) => match members.split_first() {
+                    Some(((name, value), others)) => {
+                        *members = others;
+                        out.push(b',');
+                        write_string(name, out);
+                        out.push(b':');
+                        next = value;
+                        break;
+                    }
+                    None => {
+                        out.push(b'}');
+                        open.pop();
+                    }
+                },
+            }
         }
     }
 }
@@ -103,29 +158,68 @@ pub fn write_string(s: &str, out: &mut Vec<u8>) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    let mut start = 0;
+    let mut i = 0;
     loop {
-        let at = find_special(bytes, start);
-        out.extend_from_slice(bytes.get(start..at).unwrap_or_default());
-        let Some(&b) = bytes.get(at) else { break };
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0C => out.extend_from_slice(b"\\f"),
-            _ => {
+        // Copy the run up to the next byte that needs escaping. Short runs go a word
+        // at a time, each word copied whole as it is checked (then cut back to the
+        // special byte); a run still going after four words is found with
+        // `find_special` and copied in one piece.
+        let mut words = 0;
+        while let Some(word) = word_at(bytes, i) {
+            out.extend_from_slice(&word.to_le_bytes());
+            let found = special_bytes(word);
+            if found != 0 {
+                let clean = (found.trailing_zeros() / 8) as usize;
+                out.truncate(out.len() - (8 - clean));
+                i += clean;
+                break;
+            }
+            i += 8;
+            words += 1;
+            if words == 4 {
+                let end = find_special(bytes, i);
+                out.extend_from_slice(bytes.get(i..end).unwrap_or_default());
+                i = end;
+                break;
+            }
+        }
+        if word_at(bytes, i).is_none() {
+            // Fewer than eight bytes left.
+            for &b in bytes.get(i..).unwrap_or_default() {
+                if is_special(b) {
+                    break;
+                }
+                out.push(b);
+                i += 1;
+            }
+        }
+        let Some(&b) = bytes.get(i) else { break };
+        match ESCAPES[usize::from(b)] {
+            b'u' => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
                 let hex = |d: u8| HEX[usize::from(d & 0xF)];
                 out.extend_from_slice(&[b'\\', b'u', b'0', b'0', hex(b >> 4), hex(b)]);
             }
+            letter => out.extend_from_slice(&[b'\\', letter]),
         }
-        start = at + 1;
+        i += 1;
     }
     out.push(b'"');
 }
+
+/// How `write_string` escapes each byte `find_special` stops at: the letter after
+/// the backslash, `u` for `\u00XX`.
+static ESCAPES: [u8; 256] = {
+    let mut table = [b'u'; 256];
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table[0x08] = b'b';
+    table[0x0C] = b'f';
+    table[b'\n' as usize] = b'n';
+    table[b'\r' as usize] = b'r';
+    table[b'\t' as usize] = b't';
+    table
+};
 
 impl fmt::Display for Value {
     /// The same compact text as [`to_vec`].

@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 
 use super::error::{DecodeError, DecodeErrorKind};
 use super::types::{ErrorCode, ErrorObject, Id, Message, Notification, Request, Response};
-use crate::json::{self, ParseOptions, Reader, Value};
+use crate::json::{self, Number, ParseOptions, Reader, Value};
 
 /// What one line holds: a single message or a batch.
 ///
@@ -35,19 +35,22 @@ pub fn decode(line: &[u8]) -> Incoming {
 /// Never panics; every failure is a [`DecodeError`] inside the returned [`Incoming`].
 pub fn decode_with(line: &[u8], options: &ParseOptions) -> Incoming {
     let mut reader = Reader::new(line, options);
-    match read_incoming(&mut reader) {
+    match read_incoming(&mut reader, line) {
         Ok(incoming) => incoming,
         Err(e) => Incoming::Single(Err(DecodeError::new(DecodeErrorKind::Json(e), None, false))),
     }
 }
 
 /// Decodes a line; any JSON error (the outer `Err`) fails the whole line.
-fn read_incoming(reader: &mut Reader<'_>) -> Result<Incoming, json::Error> {
+///
+/// `line` is the reader's input: the envelope's short members (`jsonrpc`, an
+/// integer `id`) are checked by the reader and then taken from it in place.
+fn read_incoming(reader: &mut Reader<'_>, line: &[u8]) -> Result<Incoming, json::Error> {
     let incoming = if reader.peek() == Some(b'[') {
         reader.begin_array()?;
         let mut entries = Vec::new();
         while reader.next_element()? {
-            entries.push(read_entry(reader)?);
+            entries.push(read_entry(reader, line)?);
         }
         if entries.is_empty() {
             Incoming::Single(Err(DecodeError::new(
@@ -59,14 +62,17 @@ fn read_incoming(reader: &mut Reader<'_>) -> Result<Incoming, json::Error> {
             Incoming::Batch(entries)
         }
     } else {
-        Incoming::Single(read_entry(reader)?)
+        Incoming::Single(read_entry(reader, line)?)
     };
     reader.finish()?;
     Ok(incoming)
 }
 
 /// Decodes one message: the whole line, or one element of a batch.
-fn read_entry(reader: &mut Reader<'_>) -> Result<Result<Message, DecodeError>, json::Error> {
+fn read_entry(
+    reader: &mut Reader<'_>,
+    line: &[u8],
+) -> Result<Result<Message, DecodeError>, json::Error> {
     if reader.peek() != Some(b'{') {
         reader.skip_value()?;
         return Ok(Err(DecodeError::new(
@@ -78,7 +84,7 @@ fn read_entry(reader: &mut Reader<'_>) -> Result<Result<Message, DecodeError>, j
     reader.begin_object()?;
     let mut envelope = Envelope::default();
     while let Some(name) = reader.next_member()? {
-        envelope.read_member(&name, reader)?;
+        envelope.read_member(&name, reader, line)?;
     }
     Ok(envelope.into_message())
 }
@@ -148,7 +154,12 @@ impl Envelope {
         self.problem.get_or_insert(problem);
     }
 
-    fn read_member(&mut self, name: &str, reader: &mut Reader<'_>) -> Result<(), json::Error> {
+    fn read_member(
+        &mut self,
+        name: &str,
+        reader: &mut Reader<'_>,
+        line: &[u8],
+    ) -> Result<(), json::Error> {
         let Some(member) = Member::from_name(name) else {
             reader.skip_value()?;
             return Ok(());
@@ -162,11 +173,11 @@ impl Envelope {
         self.seen |= member.bit();
         match member {
             Member::Jsonrpc => {
-                if read_text(reader)?.is_none_or(|(text, _)| text != "2.0") {
+                if !read_version(reader, line)? {
                     self.note(DecodeErrorKind::Version);
                 }
             }
-            Member::Id => match read_id(reader)? {
+            Member::Id => match read_id(reader, line)? {
                 Ok(id) => self.id = Some(id),
                 Err(problem) => self.note(problem),
             },
@@ -183,7 +194,7 @@ impl Envelope {
                 }
             },
             Member::Result => self.result = Some(reader.read_value()?),
-            Member::Error => match read_error_object(reader)? {
+            Member::Error => match read_error_object(reader, line)? {
                 Ok(error) => self.error = Some(error),
                 Err(problem) => self.note(problem),
             },
@@ -247,8 +258,34 @@ fn read_text(reader: &mut Reader<'_>) -> Result<Option<(String, bool)>, json::Er
     }
 }
 
+/// The text of the next value, checked by the reader (which moves past it); `input`
+/// is the reader's input.
+fn skip_to_text<'a>(reader: &mut Reader<'_>, input: &'a [u8]) -> Result<&'a [u8], json::Error> {
+    let range = reader.skip_value()?;
+    Ok(input.get(range).unwrap_or_default())
+}
+
+/// Reads the `jsonrpc` value: whether it is the string `"2.0"`. The usual spelling
+/// is compared in place; any other string is decoded first (`"2\u002e0"` is
+/// `"2.0"` too).
+fn read_version(reader: &mut Reader<'_>, input: &[u8]) -> Result<bool, json::Error> {
+    let text = skip_to_text(reader, input)?;
+    Ok(text == br#""2.0""#
+        || (text.first() == Some(&b'"')
+            && json::parse(text).is_ok_and(|v| v.as_str() == Some("2.0"))))
+}
+
+/// A number value's text, checked by the reader, as a [`Number`].
+fn read_number(reader: &mut Reader<'_>, input: &[u8]) -> Result<Option<Number>, json::Error> {
+    let text = skip_to_text(reader, input)?;
+    Ok(core::str::from_utf8(text).ok().and_then(Number::from_text))
+}
+
 /// Reads an `id` value: a string, an integer text or `null`.
-fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json::Error> {
+fn read_id(
+    reader: &mut Reader<'_>,
+    input: &[u8],
+) -> Result<Result<Id, DecodeErrorKind>, json::Error> {
     match reader.peek() {
         Some(b'"') => {
             let (text, replaced) = reader.read_string()?;
@@ -258,11 +295,14 @@ fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json:
                 Ok(Id::String(text))
             })
         }
-        Some(b'-' | b'0'..=b'9' | b'n') => match reader.read_value()? {
-            Value::Number(n) if n.is_integer() => Ok(Ok(Id::Number(n))),
-            Value::Null => Ok(Ok(Id::Null)),
+        Some(b'-' | b'0'..=b'9') => match read_number(reader, input)? {
+            Some(n) if n.is_integer() => Ok(Ok(Id::Number(n))),
             _ => Ok(Err(DecodeErrorKind::InvalidId)),
         },
+        Some(b'n') => {
+            reader.skip_value()?; // `null`, or a JSON error
+            Ok(Ok(Id::Null))
+        }
         _ => {
             reader.skip_value()?;
             Ok(Err(DecodeErrorKind::InvalidId))
@@ -274,6 +314,7 @@ fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json:
 /// "data"?: any}`. Other members are ignored; a duplicated one is an error.
 fn read_error_object(
     reader: &mut Reader<'_>,
+    input: &[u8],
 ) -> Result<Result<ErrorObject, DecodeErrorKind>, json::Error> {
     if reader.peek() != Some(b'{') {
         reader.skip_value()?;
@@ -287,7 +328,7 @@ fn read_error_object(
     while let Some(name) = reader.next_member()? {
         let duplicate = match name.as_str() {
             "code" if code.is_none() => {
-                code = Some(read_integer(reader)?);
+                code = Some(read_integer(reader, input)?);
                 continue;
             }
             "message" if message.is_none() => {
@@ -326,9 +367,9 @@ fn read_error_object(
 }
 
 /// Reads an integer that fits an `i64`; `None` (value consumed) for anything else.
-fn read_integer(reader: &mut Reader<'_>) -> Result<Option<i64>, json::Error> {
+fn read_integer(reader: &mut Reader<'_>, input: &[u8]) -> Result<Option<i64>, json::Error> {
     match reader.peek() {
-        Some(b'-' | b'0'..=b'9') => Ok(reader.read_value()?.as_i64()),
+        Some(b'-' | b'0'..=b'9') => Ok(read_number(reader, input)?.and_then(|n| n.as_i64())),
         _ => {
             reader.skip_value()?;
             Ok(None)
@@ -377,7 +418,7 @@ pub fn scan_prefix(prefix: &[u8]) -> LinePrefix {
         let complete = match Member::from_name(&name) {
             Some(Member::Id) => {
                 ids += 1;
-                match read_id(&mut reader) {
+                match read_id(&mut reader, prefix) {
                     // Nothing after the value: it may have been cut (`12` of `123`).
                     Ok(_) if reader.offset() >= prefix.len() => false,
                     Ok(id) => {
@@ -405,4 +446,71 @@ pub fn scan_prefix(prefix: &[u8]) -> LinePrefix {
         found.id = None;
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+
+    fn kind(line: &[u8]) -> Option<DecodeErrorKind> {
+        match decode(line) {
+            Incoming::Single(Err(e)) => Some(e.kind().clone()),
+            Incoming::Single(Ok(_)) => None,
+            Incoming::Batch(_) => panic!("not a batch"),
+        }
+    }
+
+    #[test]
+    fn the_version_is_compared_in_place_or_decoded() {
+        assert_eq!(kind(br#"{"jsonrpc":"2.0","method":"x"}"#), None);
+        assert_eq!(kind(br#"{"jsonrpc":"2\u002e0","method":"x"}"#), None);
+        for wrong in [
+            &br#""2.00""#[..],
+            br#"2.0"#,
+            br#""2.0 ""#,
+            br#"null"#,
+            br#"["2.0"]"#,
+        ] {
+            let line = [&br#"{"method":"x","jsonrpc":"#[..], wrong, b"}"].concat();
+            assert_eq!(kind(&line), Some(DecodeErrorKind::Version), "{wrong:?}");
+        }
+    }
+
+    #[test]
+    fn ids_are_taken_from_their_text() {
+        let id = |text: &str| match decode(
+            format!(r#"{{"jsonrpc":"2.0","id":{text},"method":"x"}}"#).as_bytes(),
+        ) {
+            Incoming::Single(Ok(Message::Request(r))) => Ok(r.id),
+            Incoming::Single(Err(e)) => Err(e.kind().clone()),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(id("-0"), Ok(Id::Number(Number::from_text("-0").unwrap())));
+        assert_eq!(
+            id("12345678901234567890123"),
+            Ok(Id::Number(
+                Number::from_text("12345678901234567890123").unwrap()
+            ))
+        );
+        assert_eq!(id("null"), Ok(Id::Null));
+        assert_eq!(id("1e3"), Err(DecodeErrorKind::InvalidId));
+        assert_eq!(id("1.5"), Err(DecodeErrorKind::InvalidId));
+        assert!(matches!(id("nul"), Err(DecodeErrorKind::Json(_))));
+        assert!(matches!(id("01"), Err(DecodeErrorKind::Json(_))));
+    }
+
+    #[test]
+    fn error_codes_are_taken_from_their_text() {
+        let line = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}"#;
+        let Incoming::Single(Ok(Message::Response(r))) = decode(line) else {
+            panic!("a response");
+        };
+        assert_eq!(
+            r.outcome.map_err(|e| e.code),
+            Err(ErrorCode::MethodNotFound)
+        );
+        let line = br#"{"jsonrpc":"2.0","id":1,"error":{"code":1.0,"message":"m"}}"#;
+        assert_eq!(kind(line), Some(DecodeErrorKind::ErrorCode));
+    }
 }

@@ -311,8 +311,8 @@ fn check_notification(ext: &mut Process, settings: &Settings, rows: &mut Vec<Row
 
 /// Stdout held only JSON-RPC messages, and every reply answered a request.
 fn check_output(ext: &Process, rows: &mut Vec<Row>) {
-    let extra: Vec<&String> = ext.noise.iter().chain(&ext.strays).collect();
-    let row = match extra.first() {
+    let seen = &ext.unexpected;
+    let row = match &seen.first {
         None => Row::new(
             "only JSON-RPC on stdout",
             Status::Pass,
@@ -321,7 +321,7 @@ fn check_output(ext: &Process, rows: &mut Vec<Row>) {
         Some(first) => Row::new(
             "only JSON-RPC on stdout",
             Status::Warn,
-            format!("{} other line(s), the first: {first}", extra.len()),
+            format!("{} other line(s), the first: {first}", seen.count),
         ),
     };
     rows.push(row);

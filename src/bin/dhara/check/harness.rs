@@ -11,11 +11,12 @@ use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use dhara_protocol::driver::kill_group;
 use dhara_protocol::frame::{self, Frame, LineDecoder};
 use dhara_protocol::json::Value;
 use dhara_protocol::rpc::{self, DecodeError, Id, Incoming, Message, Response};
@@ -24,6 +25,9 @@ use dhara_protocol::rpc::{self, DecodeError, Id, Incoming, Message, Response};
 const STDERR_TAIL_LINES: usize = 12;
 /// How many characters of a line are shown in a report or a trace.
 const SHOWN_CHARS: usize = 200;
+/// How many stdout lines may wait in the channel; past it, the reader thread (and
+/// then the extension's writes) wait, so a flood of output cannot grow memory.
+const STDOUT_QUEUE_LINES: usize = 256;
 /// How often a waiting exit is polled.
 const EXIT_POLL: Duration = Duration::from_millis(10);
 
@@ -89,6 +93,22 @@ pub enum Exit {
     Running,
 }
 
+/// A count of unexpected lines, with the first one as an example.
+#[derive(Default)]
+pub struct Unexpected {
+    /// How many there were.
+    pub count: usize,
+    /// The first, as shown in the report.
+    pub first: Option<String>,
+}
+
+impl Unexpected {
+    fn record(&mut self, what: String) {
+        self.count += 1;
+        self.first.get_or_insert(what);
+    }
+}
+
 /// One running extension process.
 pub struct Process {
     number: usize,
@@ -103,10 +123,9 @@ pub struct Process {
     earlier_ids: Vec<Id>,
     latest_id: Option<Id>,
     exit: Option<Option<i32>>,
-    /// Lines on stdout that are not JSON-RPC messages (logs, garbage).
-    pub noise: Vec<String>,
-    /// Replies that answered no request the checker was waiting on.
-    pub strays: Vec<String>,
+    /// What came on stdout besides the replies waited for and notifications: lines
+    /// that are not JSON-RPC (logs, garbage), late replies, requests.
+    pub unexpected: Unexpected,
 }
 
 impl Process {
@@ -118,26 +137,29 @@ impl Process {
         trace: &Trace,
     ) -> Result<Process, String> {
         let (program, args) = command.split_first().ok_or("no command given")?;
-        let mut child = Command::new(program)
+        let mut process = Command::new(program);
+        process
             .args(args)
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    format!("cannot start `{program}`: command not found")
-                }
-                _ => format!("cannot start `{program}`: {e}"),
-            })?;
+            .stderr(Stdio::piped());
+        // Its own process group, so a kill reaches what a launcher started under it.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut process, 0);
+        let mut child = process.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                format!("cannot start `{program}`: command not found")
+            }
+            _ => format!("cannot start `{program}`: {e}"),
+        })?;
         trace.line(
             number,
             "..",
             format!("started {}", command.join(" ")).as_bytes(),
         );
 
-        let (tx, stdout) = mpsc::channel();
+        let (tx, stdout) = mpsc::sync_channel(STDOUT_QUEUE_LINES);
         if let Some(out) = child.stdout.take() {
             thread::spawn(move || read_stdout(out, tx));
         }
@@ -158,8 +180,7 @@ impl Process {
             earlier_ids: Vec::new(),
             latest_id: None,
             exit: None,
-            noise: Vec::new(),
-            strays: Vec::new(),
+            unexpected: Unexpected::default(),
         })
     }
 
@@ -211,7 +232,7 @@ impl Process {
 
     /// Waits up to `wait` for the next reply that is not a late reply to an earlier
     /// request. Notifications from the extension are skipped; anything else that is
-    /// not a reply is kept in [`noise`](Self::noise) or [`strays`](Self::strays).
+    /// not a reply is counted in [`unexpected`](Self::unexpected).
     pub fn next_reply(&mut self, wait: Duration) -> Reply {
         let deadline = deadline_after(wait);
         loop {
@@ -225,27 +246,27 @@ impl Process {
             match rpc::decode(&line) {
                 Incoming::Single(Ok(Message::Response(response))) => {
                     if self.earlier_ids.contains(&response.id) {
-                        self.strays
-                            .push(format!("late reply to id {}", id_text(&response.id)));
+                        self.unexpected
+                            .record(format!("late reply to id {}", id_text(&response.id)));
                     } else {
                         return Reply::Response(response);
                     }
                 }
                 Incoming::Single(Ok(Message::Notification(_))) => {}
                 Incoming::Single(Ok(Message::Request(request))) => {
-                    self.strays
-                        .push(format!("a request from the extension: {}", request.method));
+                    self.unexpected
+                        .record(format!("a request from the extension: {}", request.method));
                 }
                 Incoming::Single(Err(e)) if e.is_response_like() => {
                     return Reply::Invalid(format!("{e}: {}", shown(&line)));
                 }
-                Incoming::Single(Err(_)) => self.noise.push(shown(&line)),
+                Incoming::Single(Err(_)) => self.unexpected.record(shown(&line)),
                 Incoming::Batch(entries) => return Reply::Batch(entries),
             }
         }
     }
 
-    /// Waits up to `wait` for the process to exit, reading (and recording as strays)
+    /// Waits up to `wait` for the process to exit, reading (and counting as unexpected)
     /// whatever it still writes meanwhile.
     pub fn wait_exit(&mut self, wait: Duration) -> Exit {
         let deadline = deadline_after(wait);
@@ -262,20 +283,21 @@ impl Process {
                 match rpc::decode(&line) {
                     Incoming::Single(Ok(Message::Notification(_))) => {}
                     Incoming::Single(Err(e)) if !e.is_response_like() => {
-                        self.noise.push(shown(&line))
+                        self.unexpected.record(shown(&line))
                     }
                     _ => self
-                        .strays
-                        .push(format!("after shutdown: {}", shown(&line))),
+                        .unexpected
+                        .record(format!("after shutdown: {}", shown(&line))),
                 }
             }
         }
     }
 
-    /// Kills the process (if it still runs) and waits for it.
+    /// Kills the process and its group (if it still runs) and waits for it.
     pub fn kill(&mut self) {
         if self.poll_exit().is_none() {
-            let _ = self.child.kill();
+            let group = cfg!(unix).then(|| self.child.id());
+            kill_group(&mut self.child, group);
             let status = self.child.wait().ok().map(|s| s.code());
             self.exit = Some(status.flatten());
             self.trace.line(self.number, "..", b"killed");
@@ -308,15 +330,19 @@ impl Process {
     /// The next complete line from stdout, waiting until `deadline` at most.
     fn next_line(&mut self, deadline: Instant) -> Option<Vec<u8>> {
         while self.stdout_open {
-            let wait = deadline.saturating_duration_since(Instant::now());
-            match self.stdout.recv_timeout(wait) {
+            // Checked before each line, so a flood of output cannot hold a wait open.
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            match self.stdout.recv_timeout(deadline - now) {
                 Ok(StdoutItem::Line(line)) => {
                     self.trace.line(self.number, "<-", &line);
                     return Some(line);
                 }
                 Ok(StdoutItem::Error(e)) => {
                     self.trace.line(self.number, "..", e.as_bytes());
-                    self.noise.push(e);
+                    self.unexpected.record(e);
                 }
                 Ok(StdoutItem::Closed) | Err(RecvTimeoutError::Disconnected) => {
                     self.trace.line(self.number, "..", b"stdout closed");
@@ -336,7 +362,7 @@ impl Drop for Process {
 }
 
 /// The stdout thread: frames the bytes into lines and hands them over.
-fn read_stdout(mut out: impl Read, tx: Sender<StdoutItem>) {
+fn read_stdout(mut out: impl Read, tx: SyncSender<StdoutItem>) {
     let mut decoder = LineDecoder::new();
     let mut buf = [0u8; 8192];
     loop {
