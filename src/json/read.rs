@@ -8,6 +8,7 @@
 //! that end a run, and runs are copied whole. Numbers are checked once and kept as
 //! text.
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::ops::Range;
@@ -172,6 +173,27 @@ impl<'a> Reader<'a> {
     /// member's value is to be read next. `None` at `}`, which is consumed (one level
     /// up). A lone surrogate escape in a name is always an error.
     pub fn next_member(&mut self) -> Result<Option<String>, Error> {
+        Ok(self.next_member_name()?.map(Cow::into_owned))
+    }
+
+    /// [`next_member`](Reader::next_member), with the name borrowed from the input
+    /// when it holds no escape: reading the members of an object then allocates
+    /// nothing for their names.
+    ///
+    /// ```
+    /// use std::borrow::Cow;
+    /// use dhara_protocol::json::{ParseOptions, Reader};
+    ///
+    /// let mut r = Reader::new(br#"{"id": 1, "na\u006de": 2}"#, &ParseOptions::DEFAULT);
+    /// r.begin_object()?;
+    /// assert!(matches!(r.next_member_name()?, Some(Cow::Borrowed("id"))));
+    /// r.skip_value()?;
+    /// assert_eq!(r.next_member_name()?.as_deref(), Some("name")); // decoded: owned
+    /// r.skip_value()?;
+    /// assert_eq!(r.next_member_name()?, None);
+    /// # Ok::<(), dhara_protocol::json::Error>(())
+    /// ```
+    pub fn next_member_name(&mut self) -> Result<Option<Cow<'a, str>>, Error> {
         let first = core::mem::replace(&mut self.after_open, false);
         match self.peek() {
             Some(b'}') => {
@@ -181,14 +203,14 @@ impl<'a> Reader<'a> {
             }
             Some(b',') if !first => {
                 self.pos += 1;
-                let mut name = Capture::default();
+                let mut name = Cow::default();
                 self.member_name(&mut name)?;
-                Ok(Some(name.0))
+                Ok(Some(name))
             }
             Some(b'"') if first => {
-                let mut name = Capture::default();
+                let mut name = Cow::default();
                 self.member_name(&mut name)?;
-                Ok(Some(name.0))
+                Ok(Some(name))
             }
             _ => Err(self.unexpected()),
         }
@@ -241,9 +263,9 @@ impl<'a> Reader<'a> {
         if self.peek() != Some(b'"') {
             return Err(self.error(ErrorKind::ExpectedString, self.pos));
         }
-        let mut text = Capture::default();
+        let mut text = Cow::default();
         let replaced = self.string(&mut text, Place::Value { in_object: false })?;
-        Ok((text.0, replaced))
+        Ok((text.into_owned(), replaced))
     }
 
     /// Checks one whole value without building it; returns its byte range in the input.
@@ -266,7 +288,7 @@ impl<'a> Reader<'a> {
 
     /// Walks one whole value, telling `sink` what it finds. Open containers are kept
     /// on `open` (a bit per level: object or array), not on the native stack.
-    fn walk<S: Sink>(&mut self, sink: &mut S) -> Result<(), Error> {
+    fn walk<S: Sink<'a>>(&mut self, sink: &mut S) -> Result<(), Error> {
         self.after_open = false;
         let mut open = Nesting::default();
         loop {
@@ -356,7 +378,7 @@ impl<'a> Reader<'a> {
 
     /// A member name (lone surrogates rejected) and the `:` after it.
     #[inline]
-    fn member_name<S: Strings>(&mut self, sink: &mut S) -> Result<(), Error> {
+    fn member_name<S: Strings<'a>>(&mut self, sink: &mut S) -> Result<(), Error> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected());
         }
@@ -371,7 +393,7 @@ impl<'a> Reader<'a> {
     /// UTF-8-checked input ([`Reader::text`]); a string without escapes goes to the
     /// sink as it is.
     #[inline]
-    fn string<S: Strings>(&mut self, sink: &mut S, place: Place) -> Result<bool, Error> {
+    fn string<S: Strings<'a>>(&mut self, sink: &mut S, place: Place) -> Result<bool, Error> {
         let first = self.pos + 1;
         let end = find_special(self.input, first);
         if self.input.get(end) == Some(&b'"') {
@@ -385,7 +407,7 @@ impl<'a> Reader<'a> {
     /// The rest of [`string`](Reader::string) when the string's text starts at
     /// `first` and the first run ends at `i`, not at the closing quote.
     #[inline(never)]
-    fn string_with_escapes<S: Strings>(
+    fn string_with_escapes<S: Strings<'a>>(
         &mut self,
         sink: &mut S,
         place: Place,
@@ -769,19 +791,19 @@ enum Place {
     Value { in_object: bool },
 }
 
-/// What takes the strings [`Reader::string`] finds.
-trait Strings {
+/// What takes the strings [`Reader::string`] finds in an input that lives for `'a`.
+trait Strings<'a> {
     /// Where decoded text goes.
     type Text: Text;
     /// A string without escapes, as it is in the input.
-    fn str(&mut self, s: &str, place: Place);
+    fn str(&mut self, s: &'a str, place: Place);
     /// A string decoded from escapes.
     fn decoded(&mut self, text: <Self::Text as Text>::Out, place: Place);
 }
 
 /// What [`Reader::walk`] finds, in order. `in_object` tells whether a completed
 /// value is a member value (its name came just before) or an element / the root.
-trait Sink: Strings {
+trait Sink<'a>: Strings<'a> {
     /// `null`, `true` or `false`.
     fn literal(&mut self, v: Value, in_object: bool);
     /// A number's text, checked against the grammar.
@@ -792,17 +814,15 @@ trait Sink: Strings {
     fn close(&mut self, object: bool, in_object: bool);
 }
 
-/// One string, for the reader's own methods.
-#[derive(Default)]
-struct Capture(String);
-
-impl Strings for Capture {
+/// One string, for the reader's own methods: borrowed from the input unless it had
+/// escapes.
+impl<'a> Strings<'a> for Cow<'a, str> {
     type Text = String;
-    fn str(&mut self, s: &str, _: Place) {
-        self.0 = String::from(s);
+    fn str(&mut self, s: &'a str, _: Place) {
+        *self = Cow::Borrowed(s);
     }
     fn decoded(&mut self, text: String, _: Place) {
-        self.0 = text;
+        *self = Cow::Owned(text);
     }
 }
 
@@ -825,13 +845,13 @@ impl Text for Discard {
     fn finish(self) {}
 }
 
-impl Strings for Skip {
+impl Strings<'_> for Skip {
     type Text = Discard;
     fn str(&mut self, _: &str, _: Place) {}
     fn decoded(&mut self, _: (), _: Place) {}
 }
 
-impl Sink for Skip {
+impl Sink<'_> for Skip {
     fn literal(&mut self, _: Value, _: bool) {}
     fn number(&mut self, _: &[u8], _: bool) {}
     fn open(&mut self, _: bool) {}
@@ -921,7 +941,7 @@ impl Tree {
     }
 }
 
-impl Strings for Tree {
+impl Strings<'_> for Tree {
     type Text = String;
     #[inline]
     fn str(&mut self, s: &str, place: Place) {
@@ -933,7 +953,7 @@ impl Strings for Tree {
     }
 }
 
-impl Sink for Tree {
+impl Sink<'_> for Tree {
     #[inline]
     fn literal(&mut self, v: Value, in_object: bool) {
         self.complete(v, in_object);

@@ -83,7 +83,7 @@ fn read_entry(
     }
     reader.begin_object()?;
     let mut envelope = Envelope::default();
-    while let Some(name) = reader.next_member()? {
+    while let Some(name) = reader.next_member_name()? {
         envelope.read_member(&name, reader, line)?;
     }
     Ok(envelope.into_message())
@@ -325,8 +325,8 @@ fn read_error_object(
     let mut message: Option<Option<String>> = None;
     let mut data: Option<Value> = None;
     let mut problem = None;
-    while let Some(name) = reader.next_member()? {
-        let duplicate = match name.as_str() {
+    while let Some(name) = reader.next_member_name()? {
+        let duplicate = match &*name {
             "code" if code.is_none() => {
                 code = Some(read_integer(reader, input)?);
                 continue;
@@ -414,7 +414,7 @@ pub fn scan_prefix(prefix: &[u8]) -> LinePrefix {
         return found;
     }
     let mut ids = 0;
-    while let Ok(Some(name)) = reader.next_member() {
+    while let Ok(Some(name)) = reader.next_member_name() {
         let complete = match Member::from_name(&name) {
             Some(Member::Id) => {
                 ids += 1;
