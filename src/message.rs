@@ -16,7 +16,9 @@
 //!
 //! Every type has `from_value` (which consumes the value, so strings move rather
 //! than copy), `to_value` and `into_value`, and the matching `TryFrom<Value>` and
-//! `From<_> for Value`. Reading is exact where the protocol is exact and lenient
+//! `From<_> for Value`; and `write_json`, which appends the same JSON text as
+//! writing `to_value` would, straight into a buffer without building the value (the
+//! endpoints send their messages this way). Reading is exact where the protocol is exact and lenient
 //! where it is silent:
 //!
 //! * Members the protocol does not name are ignored. A repeated member counts once,
@@ -44,8 +46,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::json::{Object, Value};
-use crate::rpc::Id;
+use crate::json::{self, Object, Value};
+use crate::rpc::{self, Id};
 use crate::schema::SchemaError;
 
 /// The protocol version the Core sends in `initialize`.
@@ -351,8 +353,63 @@ fn object<const N: usize>(members: [(&str, Option<Value>); N]) -> Value {
     Value::Object(object)
 }
 
-/// `from_value`, `to_value` and `into_value`, plus the standard conversions, for a
-/// type whose reading and writing are given as `read(Value)` and `write(self)`.
+/// Writes one JSON object member by member: `write_json`'s counterpart of [`object`].
+struct ObjectWriter<'a> {
+    out: &'a mut Vec<u8>,
+    empty: bool,
+}
+
+impl<'a> ObjectWriter<'a> {
+    fn begin(out: &'a mut Vec<u8>) -> ObjectWriter<'a> {
+        out.push(b'{');
+        ObjectWriter { out, empty: true }
+    }
+
+    /// Writes the member's name; the caller writes its value into the buffer returned.
+    fn member(&mut self, name: &str) -> &mut Vec<u8> {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        json::write_string(name, self.out);
+        self.out.push(b':');
+        self.out
+    }
+
+    fn string(&mut self, name: &str, value: &str) {
+        json::write_string(value, self.member(name));
+    }
+
+    fn optional_string(&mut self, name: &str, value: Option<&str>) {
+        if let Some(value) = value {
+            self.string(name, value);
+        }
+    }
+
+    fn value(&mut self, name: &str, value: &Value) {
+        json::write_value(value, self.member(name));
+    }
+
+    fn tools(&mut self, name: &str, tools: &[Tool]) {
+        let out = self.member(name);
+        out.push(b'[');
+        for (i, tool) in tools.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            tool.encode(out);
+        }
+        out.push(b']');
+    }
+
+    fn end(self) {
+        self.out.push(b'}');
+    }
+}
+
+/// `from_value`, `to_value`, `into_value` and `write_json`, plus the standard
+/// conversions, for a type whose reading and writing are given as `read(Value)`,
+/// `write(self)` and `encode(&self, out)`.
 macro_rules! value_conversions {
     ($type:ident, $what:literal) => {
         impl $type {
@@ -369,6 +426,13 @@ macro_rules! value_conversions {
             #[doc = concat!("Writes ", $what, " as a JSON value, moving its strings in.")]
             pub fn into_value(self) -> Value {
                 self.write()
+            }
+
+            #[doc = concat!("Appends ", $what, " to `out` as compact JSON: the text")]
+            /// [`json::write_value`] writes for [`to_value`](Self::to_value), without
+            /// building the value.
+            pub fn write_json(&self, out: &mut Vec<u8>) {
+                self.encode(out)
             }
         }
 
@@ -420,6 +484,13 @@ impl InitializeParams {
             ("cwd", Some(self.cwd.into())),
         ])
     }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        let mut o = ObjectWriter::begin(out);
+        o.string("version", &self.version);
+        o.string("cwd", &self.cwd);
+        o.end();
+    }
 }
 
 impl InitializeResult {
@@ -438,6 +509,14 @@ impl InitializeResult {
             ("version", Some(self.version.into())),
             ("tools", Some(write_tools(self.tools))),
         ])
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        let mut o = ObjectWriter::begin(out);
+        o.string("name", &self.name);
+        o.string("version", &self.version);
+        o.tools("tools", &self.tools);
+        o.end();
     }
 }
 
@@ -513,6 +592,16 @@ impl Tool {
             ("inputSchema", self.input_schema),
         ])
     }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        let mut o = ObjectWriter::begin(out);
+        o.string("name", &self.name);
+        o.optional_string("description", self.description.as_deref());
+        if let Some(schema) = &self.input_schema {
+            o.value("inputSchema", schema);
+        }
+        o.end();
+    }
 }
 
 impl ToolList {
@@ -525,6 +614,12 @@ impl ToolList {
 
     fn write(self) -> Value {
         object([("tools", Some(write_tools(self.tools)))])
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        let mut o = ObjectWriter::begin(out);
+        o.tools("tools", &self.tools);
+        o.end();
     }
 }
 
@@ -550,6 +645,19 @@ impl ExecuteParams {
             ("toolName", Some(self.tool_name.into())),
             ("input", Some(self.input)),
         ])
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        ExecuteParams::write_parts(&self.tool_name, &self.input, out);
+    }
+
+    /// Appends `tools/execute` params for `tool_name` and `input` to `out`, as
+    /// [`write_json`](Self::write_json) does, without an `ExecuteParams` to hold them.
+    pub fn write_parts(tool_name: &str, input: &Value, out: &mut Vec<u8>) {
+        let mut o = ObjectWriter::begin(out);
+        o.string("toolName", tool_name);
+        o.value("input", input);
+        o.end();
     }
 }
 
@@ -587,6 +695,22 @@ impl ToolResult {
             ("content", Some(content)),
             ("isError", Some(Value::Bool(self.is_error))),
         ])
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        let mut o = ObjectWriter::begin(out);
+        let content = o.member("content");
+        content.push(b'[');
+        for (i, item) in self.content.iter().enumerate() {
+            if i > 0 {
+                content.push(b',');
+            }
+            item.encode(content);
+        }
+        content.push(b']');
+        o.member("isError")
+            .extend_from_slice(if self.is_error { b"true" } else { b"false" });
+        o.end();
     }
 }
 
@@ -685,6 +809,44 @@ impl Content {
             Content::Unknown(object) => Value::Object(object),
         }
     }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        if let Content::Unknown(object) = self {
+            return json::write_object(object, out);
+        }
+        let mut o = ObjectWriter::begin(out);
+        match self {
+            Content::Text { text } => {
+                o.string("type", "text");
+                o.string("text", text);
+            }
+            Content::ImageData { mime_type, data } => {
+                o.string("type", "image");
+                o.string("mimeType", mime_type);
+                o.string("data", data);
+            }
+            Content::ImagePath { path, mime_type } => {
+                o.string("type", "image");
+                o.string("path", path);
+                o.optional_string("mimeType", mime_type.as_deref());
+            }
+            Content::File {
+                path,
+                size,
+                mime_type,
+            } => {
+                o.string("type", "file");
+                o.string("path", path);
+                if let Some(size) = size {
+                    o.member("size")
+                        .extend_from_slice(json::Number::from(*size).as_str().as_bytes());
+                }
+                o.optional_string("mimeType", mime_type.as_deref());
+            }
+            Content::Unknown(_) => {}
+        }
+        o.end();
+    }
 }
 
 /// Moves out the string member `name`, which the caller has checked is a string.
@@ -737,5 +899,20 @@ impl Progress {
             Id::Null => Value::Null,
         });
         object([("message", Some(self.message.into())), ("id", id)])
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        Progress::write_parts(&self.message, self.id.as_ref(), out);
+    }
+
+    /// Appends `progress` params with `message` and `id` to `out`, as
+    /// [`write_json`](Self::write_json) does, without a `Progress` to hold them.
+    pub fn write_parts(message: &str, id: Option<&Id>, out: &mut Vec<u8>) {
+        let mut o = ObjectWriter::begin(out);
+        o.string("message", message);
+        if let Some(id) = id {
+            rpc::write_id(id, o.member("id"));
+        }
+        o.end();
     }
 }

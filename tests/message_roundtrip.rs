@@ -1,5 +1,6 @@
 //! Property tests: every Dhara message reads back what it writes
-//! (`from_value(to_value(x)) == x`), and reading never panics on arbitrary values.
+//! (`from_value(to_value(x)) == x`), writes the same text with `write_json` as with
+//! `to_value`, and reading never panics on arbitrary values.
 
 use dhara_protocol::json::{self, Number, Object, Value};
 use dhara_protocol::message::{
@@ -189,5 +190,43 @@ proptest! {
             )*};
         }
         check!(InitializeParams, InitializeResult, Tool, ToolList, ExecuteParams, ToolResult, Content, Progress);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// `write_json` writes exactly the text of `to_value`: one wire format per type.
+    #[test]
+    fn write_json_matches_to_value(
+        init in (text(), text()),
+        result in (prop::collection::vec(content(), 0..4), any::<bool>()),
+        tools in (text(), text(), prop::collection::vec(tool(), 0..3)),
+        execute in (text(), value()),
+        progress in (text(), proptest::option::of(id())),
+    ) {
+        macro_rules! check {
+            ($($x:expr),*) => {$(
+                let x = $x;
+                let mut written = b"[".to_vec();
+                x.write_json(&mut written);
+                prop_assert_eq!(&written[1..], &json::to_vec(&x.to_value())[..]);
+            )*};
+        }
+        let (name, version, tools) = tools;
+        for t in &tools {
+            check!(t.clone());
+        }
+        for c in &result.0 {
+            check!(c.clone());
+        }
+        check!(
+            InitializeParams { version: init.0, cwd: init.1 },
+            InitializeResult { name, version, tools: tools.clone() },
+            ToolList { tools },
+            ExecuteParams { tool_name: execute.0, input: execute.1 },
+            ToolResult { content: result.0, is_error: result.1 },
+            Progress { message: progress.0, id: progress.1 }
+        );
     }
 }

@@ -381,7 +381,21 @@ impl Extension {
     /// Answers a `tools/execute` request with the tool's result (`is_error: true` for
     /// a failure the LLM should see).
     pub fn respond(&mut self, request: RequestId, result: ToolResult) -> Result<(), UsageError> {
-        self.respond_value(request, Ok(result.into_value()))
+        let pending = self.take_pending(request)?;
+        match pending.route {
+            // Written straight from the typed result, without building its value.
+            Route::Line => frame::write_line(self.output(), |buf| {
+                rpc::write_response_with(&pending.id, |out| result.write_json(out), buf)
+            }),
+            Route::Batch(batch) => self.answer_in_batch(
+                batch,
+                Response {
+                    id: pending.id,
+                    outcome: Ok(result.into_value()),
+                },
+            ),
+        }
+        Ok(())
     }
 
     /// Answers a request with a JSON-RPC error: a protocol-level failure (use
@@ -409,11 +423,7 @@ impl Extension {
         };
         match pending.route {
             Route::Line => self.write_response(&response),
-            Route::Batch(batch) => {
-                if let Some(replies) = self.batches.answer(batch, response) {
-                    self.write_batch(&replies);
-                }
-            }
+            Route::Batch(batch) => self.answer_in_batch(batch, response),
         }
         Ok(())
     }
@@ -424,8 +434,14 @@ impl Extension {
         let Some(pending) = self.pending.get(&request) else {
             return Err(self.not_pending(request));
         };
-        let params = Progress::for_request(pending.id.clone(), message).into_value();
-        self.write_notification(method::PROGRESS, &params);
+        let id = pending.id.clone();
+        frame::write_line(self.output(), |buf| {
+            rpc::write_notification_with(
+                method::PROGRESS,
+                |out| Progress::write_parts(message, Some(&id), out),
+                buf,
+            )
+        });
         Ok(())
     }
 
@@ -532,6 +548,14 @@ impl Extension {
 
     fn write_response(&mut self, response: &Response) {
         frame::write_line(self.output(), |buf| rpc::write_response(response, buf));
+    }
+
+    /// Adds the answer to a request that came in a batch, and writes the batch's
+    /// replies once it is complete.
+    fn answer_in_batch(&mut self, batch: BatchId, response: Response) {
+        if let Some(replies) = self.batches.answer(batch, response) {
+            self.write_batch(&replies);
+        }
     }
 
     /// Writes a finished batch's replies as one array line; nothing for none.

@@ -357,12 +357,9 @@ impl Core {
         self.check_capacity()?;
         self.observe(now);
         let deadline = self.deadline(&CallOptions::default());
-        let call = self.start_call(
-            CallKind::Initialize,
-            method::INITIALIZE,
-            Some(&params.into_value()),
-            deadline,
-        );
+        let call = self.start_call(CallKind::Initialize, deadline, |id, out| {
+            rpc::write_request_with(id, method::INITIALIZE, |out| params.write_json(out), out)
+        });
         self.state = State::Initializing;
         Ok(call)
     }
@@ -374,11 +371,7 @@ impl Core {
         tool_name: &str,
         input: Value,
     ) -> Result<CallId, UsageError> {
-        self.execute_with(
-            now,
-            ExecuteParams::new(tool_name, input),
-            CallOptions::default(),
-        )
+        self.start_execute(now, tool_name, &input, CallOptions::default())
     }
 
     /// Calls a tool with per-call options.
@@ -392,30 +385,43 @@ impl Core {
         params: ExecuteParams,
         options: CallOptions,
     ) -> Result<CallId, UsageError> {
+        self.start_execute(now, &params.tool_name, &params.input, options)
+    }
+
+    /// `execute_with`, the params written straight from the caller's tool name and
+    /// input.
+    fn start_execute(
+        &mut self,
+        now: Instant,
+        tool_name: &str,
+        input: &Value,
+        options: CallOptions,
+    ) -> Result<CallId, UsageError> {
         self.check_ready()?;
         self.check_capacity()?;
-        let Some(tool) = self.tools.iter().find(|t| t.name == params.tool_name) else {
+        let Some(tool) = self.tools.iter().find(|t| t.name == tool_name) else {
             return Err(UsageError::UnknownTool {
-                name: params.tool_name,
+                name: String::from(tool_name),
             });
         };
         if self.config.validate_input {
-            if let Err(error) = tool.check_input(&params.input) {
+            if let Err(error) = tool.check_input(input) {
                 return Err(UsageError::InvalidInput {
-                    tool: params.tool_name,
+                    tool: String::from(tool_name),
                     error,
                 });
             }
         }
         self.observe(now);
         let deadline = self.deadline(&options);
-        let params = params.into_value();
-        Ok(self.start_call(
-            CallKind::Execute,
-            method::TOOLS_EXECUTE,
-            Some(&params),
-            deadline,
-        ))
+        Ok(self.start_call(CallKind::Execute, deadline, |id, out| {
+            rpc::write_request_with(
+                id,
+                method::TOOLS_EXECUTE,
+                |out| ExecuteParams::write_parts(tool_name, input, out),
+                out,
+            )
+        }))
     }
 
     /// Asks the extension for its tools: a `tools/list` request. The reply also
@@ -425,7 +431,9 @@ impl Core {
         self.check_capacity()?;
         self.observe(now);
         let deadline = self.deadline(&CallOptions::default());
-        Ok(self.start_call(CallKind::ListTools, method::TOOLS_LIST, None, deadline))
+        Ok(self.start_call(CallKind::ListTools, deadline, |id, out| {
+            rpc::write_request(id, method::TOOLS_LIST, None, out)
+        }))
     }
 
     /// Ends a call in flight with [`CallError::Cancelled`] (its `CallEnded` event comes
@@ -648,16 +656,17 @@ impl Core {
         )
     }
 
+    /// Registers a call and sends its request, which `write_request` writes with the
+    /// call's id.
     fn start_call(
         &mut self,
         kind: CallKind,
-        method: &str,
-        params: Option<&Value>,
         deadline: Deadline,
+        write_request: impl FnOnce(&Id, &mut Vec<u8>),
     ) -> CallId {
         let call = self.calls.insert(Call { kind, deadline });
         let id = Id::from(call);
-        self.send(|out| rpc::write_request(&id, method, params, out));
+        self.send(|out| write_request(&id, out));
         call
     }
 

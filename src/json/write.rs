@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use super::read::{find_special, is_special, special_bytes, word_at};
-use super::value::Value;
+use super::value::{Object, Value};
 
 /// Writes `v` as compact JSON into a new buffer.
 ///
@@ -81,8 +81,36 @@ impl<'a> Open<'a> {
 
 /// Appends `v` as compact JSON to `out`.
 pub fn write_value(v: &Value, out: &mut Vec<u8>) {
-    let mut open = Open::new();
-    let mut next = v;
+    write_items(v, Open::new(), out);
+}
+
+/// Appends an object's members as a compact JSON object to `out`, as
+/// [`write_value`] writes a [`Value::Object`].
+///
+/// ```
+/// use dhara_protocol::json::{self, Object, Value};
+///
+/// let object = Object::from_iter([("a", Value::from(1)), ("b", Value::Null)]);
+/// let mut out = Vec::new();
+/// json::write_object(&object, &mut out);
+/// assert_eq!(out, br#"{"a":1,"b":null}"#);
+/// ```
+pub fn write_object(object: &Object, out: &mut Vec<u8>) {
+    match object.as_slice().split_first() {
+        Some(((name, value), rest)) => {
+            out.push(b'{');
+            write_string(name, out);
+            out.push(b':');
+            let mut open = Open::new();
+            open.push(Rest::Members(rest));
+            write_items(value, open, out);
+        }
+        None => out.extend_from_slice(b"{}"),
+    }
+}
+
+/// Writes `next`, then the rest of every container in `open`, innermost first.
+fn write_items<'a>(mut next: &'a Value, mut open: Open<'a>, out: &mut Vec<u8>) {
     loop {
         // Write `next`; a container is opened and its first item written next.
         match next {

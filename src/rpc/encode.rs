@@ -24,25 +24,70 @@ pub fn write_request(id: &Id, method: &str, params: Option<&Value>, out: &mut Ve
     write_call(method, params, out);
 }
 
+/// Writes a request whose params `write_params` appends to `out` as JSON (an array or
+/// an object), such as a typed message writing itself without a [`Value`].
+///
+/// ```
+/// use dhara_protocol::rpc::{self, Id};
+///
+/// let mut out = Vec::new();
+/// rpc::write_request_with(&Id::from(7), "tools/list", |out| out.extend_from_slice(b"{}"), &mut out);
+/// assert_eq!(out, br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#);
+/// ```
+pub fn write_request_with(
+    id: &Id,
+    method: &str,
+    write_params: impl FnOnce(&mut Vec<u8>),
+    out: &mut Vec<u8>,
+) {
+    write_envelope_start(Some(id), out);
+    write_call_with(method, write_params, out);
+}
+
 /// Writes a notification. `params`, when given, should be an array or an object.
 pub fn write_notification(method: &str, params: Option<&Value>, out: &mut Vec<u8>) {
     write_envelope_start(None, out);
     write_call(method, params, out);
 }
 
+/// Writes a notification whose params `write_params` appends to `out` as JSON (see
+/// [`write_request_with`]).
+pub fn write_notification_with(
+    method: &str,
+    write_params: impl FnOnce(&mut Vec<u8>),
+    out: &mut Vec<u8>,
+) {
+    write_envelope_start(None, out);
+    write_call_with(method, write_params, out);
+}
+
 /// Writes a response: `result` or `error`.
 pub fn write_response(response: &Response, out: &mut Vec<u8>) {
-    write_envelope_start(Some(&response.id), out);
     match &response.outcome {
-        Ok(result) => {
-            out.extend_from_slice(b",\"result\":");
-            json::write_value(result, out);
-        }
+        Ok(result) => write_response_with(&response.id, |out| json::write_value(result, out), out),
         Err(error) => {
+            write_envelope_start(Some(&response.id), out);
             out.extend_from_slice(b",\"error\":");
             write_error_object(error, out);
+            out.push(b'}');
         }
     }
+}
+
+/// Writes a successful response whose result `write_result` appends to `out` as JSON,
+/// such as a typed result writing itself without a [`Value`].
+///
+/// ```
+/// use dhara_protocol::rpc::{self, Id};
+///
+/// let mut out = Vec::new();
+/// rpc::write_response_with(&Id::from("a"), |out| out.extend_from_slice(b"true"), &mut out);
+/// assert_eq!(out, br#"{"jsonrpc":"2.0","id":"a","result":true}"#);
+/// ```
+pub fn write_response_with(id: &Id, write_result: impl FnOnce(&mut Vec<u8>), out: &mut Vec<u8>) {
+    write_envelope_start(Some(id), out);
+    out.extend_from_slice(b",\"result\":");
+    write_result(out);
     out.push(b'}');
 }
 
@@ -92,13 +137,27 @@ fn write_envelope_start(id: Option<&Id>, out: &mut Vec<u8>) {
 
 /// `,"method":…` and `,"params":…` when given, then the closing brace.
 fn write_call(method: &str, params: Option<&Value>, out: &mut Vec<u8>) {
+    match params {
+        Some(params) => write_call_with(method, |out| json::write_value(params, out), out),
+        None => {
+            write_method(method, out);
+            out.push(b'}');
+        }
+    }
+}
+
+/// `,"method":…,"params":…` with the params written by `write_params`, then the
+/// closing brace.
+fn write_call_with(method: &str, write_params: impl FnOnce(&mut Vec<u8>), out: &mut Vec<u8>) {
+    write_method(method, out);
+    out.extend_from_slice(b",\"params\":");
+    write_params(out);
+    out.push(b'}');
+}
+
+fn write_method(method: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(b",\"method\":");
     json::write_string(method, out);
-    if let Some(params) = params {
-        out.extend_from_slice(b",\"params\":");
-        json::write_value(params, out);
-    }
-    out.push(b'}');
 }
 
 fn write_array<T>(items: &[T], write: fn(&T, &mut Vec<u8>), out: &mut Vec<u8>) {

@@ -68,8 +68,9 @@ mod types;
 
 pub use decode::{Incoming, LinePrefix, decode, decode_with, scan_prefix};
 pub use encode::{
-    write_batch, write_error_object, write_id, write_message, write_notification, write_request,
-    write_response, write_response_batch,
+    write_batch, write_error_object, write_id, write_message, write_notification,
+    write_notification_with, write_request, write_request_with, write_response,
+    write_response_batch, write_response_with,
 };
 pub use error::{DecodeError, DecodeErrorKind};
 pub use types::{ErrorCode, ErrorObject, Id, Message, Notification, Request, Response};
