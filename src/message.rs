@@ -1,6 +1,6 @@
 //! The Dhara methods: names, typed params and results, and content items.
 //!
-//! Each type converts to and from [`json::Value`](crate::json::Value) with a
+//! Each type converts to and from [`json::Value`] with a
 //! [`FieldError`] naming the path of a missing or mistyped field.
 //!
 //! | method | direction | params | result |
