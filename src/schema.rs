@@ -121,8 +121,8 @@ impl std::error::Error for SchemaError {}
 /// [module docs](self) for the keywords and the order).
 pub fn validate(schema: &Value, instance: &Value) -> Result<(), SchemaError> {
     let mut v = Validator {
-        path: Vec::new(),
-        frames: Vec::new(),
+        path: Stack::new(),
+        frames: Stack::new(),
     };
     v.visit(schema, instance)?;
     // Depth first, children in order: the explicit form of the obvious recursion.
@@ -155,10 +155,74 @@ enum Step<'a> {
 
 struct Validator<'a> {
     /// Where the value being checked sits in the input.
-    path: Vec<Step<'a>>,
+    path: Stack<Step<'a>>,
     /// The arrays and objects whose children are being checked, outermost first; the
     /// innermost one is the value at `path`. At most [`MAX_DEPTH`] long.
-    frames: Vec<Frame<'a>>,
+    frames: Stack<Frame<'a>>,
+}
+
+/// How many levels of [`Validator`]'s stacks are kept in place: inputs nested no
+/// deeper than this are checked without allocating.
+const INLINE_LEVELS: usize = 8;
+
+/// A stack whose first [`INLINE_LEVELS`] entries live in place, deeper ones in a
+/// `Vec`.
+struct Stack<T> {
+    /// The first entries; the slots at `len` and above are `None`.
+    inline: [Option<T>; INLINE_LEVELS],
+    len: usize,
+    deeper: Vec<T>,
+}
+
+impl<T> Stack<T> {
+    fn new() -> Stack<T> {
+        Stack {
+            inline: core::array::from_fn(|_| None),
+            len: 0,
+            deeper: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn push(&mut self, entry: T) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = Some(entry),
+            None => self.deeper.push(entry),
+        }
+        self.len += 1;
+    }
+
+    /// Removes the last entry; nothing when empty.
+    fn pop(&mut self) {
+        let Some(last) = self.len.checked_sub(1) else {
+            return;
+        };
+        match self.inline.get_mut(last) {
+            Some(slot) => *slot = None,
+            None => drop(self.deeper.pop()),
+        }
+        self.len = last;
+    }
+
+    fn last_mut(&mut self) -> Option<&mut T> {
+        let last = self.len.checked_sub(1)?;
+        match self.inline.get_mut(last) {
+            Some(slot) => slot.as_mut(),
+            None => self.deeper.last_mut(),
+        }
+    }
+
+    /// The entries, first to last.
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        self.inline.iter().flatten().chain(&self.deeper)
+    }
 }
 
 /// The children of one array or object still to check, with the schemas that apply.
@@ -441,7 +505,7 @@ impl<'a> Validator<'a> {
     /// the root.
     fn fail(&self, description: fmt::Arguments<'_>) -> SchemaError {
         let mut path = String::from("$");
-        for step in &self.path {
+        for step in self.path.iter() {
             let _ = match step {
                 Step::Member(name) if is_identifier(name) => write!(path, ".{name}"),
                 Step::Member(name) => write!(path, "[{}]", Quoted(name, usize::MAX)),
