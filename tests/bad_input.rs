@@ -285,6 +285,20 @@ fn invalid_message(error: PeerError) -> DecodeErrorKind {
     }
 }
 
+/// The kind of error that ended `call` at once: its reply came and broke JSON-RPC 2.0.
+fn invalid_reply(event: Event, call: CallId) -> DecodeErrorKind {
+    match event {
+        Event::CallEnded {
+            call: ended,
+            result: Err(CallError::InvalidReply(error)),
+        } if ended == call => error.kind().clone(),
+        other => panic!(
+            "expected call {} to end with an invalid reply, got {other:?}",
+            call.get()
+        ),
+    }
+}
+
 // ---- Not JSON, not UTF-8, surrogates, depth -----------------------------------------
 
 #[test]
@@ -633,24 +647,20 @@ fn extension_answers_duplicate_envelope_members() {
 #[test]
 fn core_reports_a_wrong_jsonrpc_version() {
     let mut host = Host::ready(Config::default());
+    // A reply naming a call in flight ends that call at once.
     let call = host.call();
     host.written.clear();
     host.feed_line(&format!(
         r#"{{"jsonrpc":"1.0","id":{},"result":{TOOL_RESULT}}}"#,
         call.get()
     ));
-    assert_eq!(invalid_message(host.peer_error()), DecodeErrorKind::Version);
-    host.input(Input::Exited { code: Some(0) });
-    assert!(matches!(
-        host.take_events().as_slice(),
-        [
-            Event::CallEnded {
-                result: Err(CallError::ExtensionExited),
-                ..
-            },
-            Event::Closed { .. }
-        ]
+    assert_eq!(invalid_reply(host.event(), call), DecodeErrorKind::Version);
+    // One naming no call is reported.
+    host.feed_line(&format!(
+        r#"{{"jsonrpc":"1.0","id":99,"result":{TOOL_RESULT}}}"#
     ));
+    assert_eq!(invalid_message(host.peer_error()), DecodeErrorKind::Version);
+    host.goes_on();
 }
 
 #[test]
@@ -721,13 +731,14 @@ fn core_reports_a_reply_with_both_result_and_error() {
         call.get()
     ));
     assert_eq!(
-        invalid_message(host.peer_error()),
+        invalid_reply(host.event(), call),
         DecodeErrorKind::ResultAndError
     );
+    // The call ended: a valid reply after it is late, never matched twice.
     host.feed_line(&reply(call.get(), TOOL_RESULT));
     assert!(matches!(
-        host.event(),
-        Event::CallEnded { result: Ok(_), .. }
+        host.peer_error(),
+        PeerError::LateResponse { call: late, .. } if late == call
     ));
     host.goes_on();
 }
@@ -772,6 +783,17 @@ fn core_reports_an_error_object_with_a_non_integer_code() {
             "code {code}"
         );
     }
+    // The same error naming a call in flight ends that call at once.
+    let call = host.call();
+    host.written.clear();
+    host.feed_line(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":"x","message":"m"}}}}"#,
+        call.get()
+    ));
+    assert_eq!(
+        invalid_reply(host.event(), call),
+        DecodeErrorKind::ErrorCode
+    );
     host.goes_on();
 }
 

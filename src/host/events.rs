@@ -129,6 +129,11 @@ pub enum CallError {
     /// The extension answered with a result that does not have the shape of the
     /// method's result.
     InvalidResult(FieldError),
+    /// The extension answered with a line shaped like a response to this call (its
+    /// id could be read) that breaks JSON-RPC 2.0: a wrong `jsonrpc`, both `result`
+    /// and `error`, an error object without an integer `code`, and so on. The answer
+    /// came and cannot be used, so the call ends at once instead of at its deadline.
+    InvalidReply(DecodeError),
     /// The reply was longer than `max_line_bytes` and was discarded. The call ends as
     /// soon as the line passes the limit, when the kept start of the line shows it is
     /// a response with this call's id: that is, when `id` comes before the `result` or
@@ -352,6 +357,7 @@ impl fmt::Display for CallError {
             CallError::Cancelled => f.write_str("cancelled"),
             CallError::ExtensionExited => f.write_str("the extension exited before answering"),
             CallError::InvalidResult(e) => write!(f, "invalid result: {e}"),
+            CallError::InvalidReply(e) => write!(f, "invalid reply: {e}"),
             CallError::TooLarge { len } => write!(f, "the reply was too large ({len} bytes)"),
         }
     }

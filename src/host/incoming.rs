@@ -75,7 +75,28 @@ impl Core {
             Ok(Message::Response(response)) => self.handle_response(response),
             Ok(Message::Notification(notification)) => self.handle_notification(notification),
             Ok(Message::Request(request)) => self.handle_request(request, in_batch),
-            Err(error) => self.report(PeerError::InvalidMessage { error }),
+            Err(error) => self.handle_invalid(error),
+        }
+    }
+
+    /// A message that breaks JSON-RPC 2.0. When it is shaped like a response and its
+    /// id (read whole, never guessed: a duplicated `id` gives none) names a call in
+    /// flight, that call ends at once with [`CallError::InvalidReply`]: its answer
+    /// came and cannot be used. Anything else is reported.
+    fn handle_invalid(&mut self, error: DecodeError) {
+        let call = match (&error.id, error.is_response_like()) {
+            (Some(id), true) => match self.calls.lookup(id) {
+                Match::InFlight(call, _) => Some(call),
+                _ => None,
+            },
+            _ => None,
+        };
+        match call {
+            Some(call) => {
+                let result = Err(CallError::InvalidReply(error));
+                self.end_call(call, result, Some(EndReason::Answered));
+            }
+            None => self.report(PeerError::InvalidMessage { error }),
         }
     }
 

@@ -252,7 +252,10 @@ pub struct CallOptions {
 /// * **Ids.** Integers from 1, never reused, below 2^53 ([`MAX_CALL_ID`]). A reply
 ///   matches a call only by the exact integer id the Core sent: the string `"1"` does
 ///   not answer call 1. A reply for a call that ended already is
-///   [`PeerError::LateResponse`]; an id never issued is [`PeerError::UnknownId`].
+///   [`PeerError::LateResponse`]; an id never issued is [`PeerError::UnknownId`]. A
+///   reply that breaks JSON-RPC 2.0 (a wrong `jsonrpc`, both `result` and `error`, ...)
+///   but whose id can be read whole ends the call it names at once with
+///   [`CallError::InvalidReply`], rather than leaving it to wait for its deadline.
 /// * **Timeouts.** Every call has a deadline (the configured timeout, or the call's
 ///   own). When it passes, the call ends at once with [`CallError::Timeout`], the Core
 ///   sends `shutdown` (once) and starts the grace timer; replies to other calls during
