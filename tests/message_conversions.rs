@@ -1,24 +1,12 @@
 //! Conversions of the Dhara messages to and from `json::Value`: the published
 //! examples, leniency where the protocol is silent, and every field error with its path.
 
-use dhara_protocol::json::{Number, Object, Value};
+use dhara_protocol::json::{Number, Object, Value, json};
 use dhara_protocol::message::{
     Content, ExecuteParams, FieldError, InitializeParams, InitializeResult, PROTOCOL_VERSION,
     Progress, Tool, ToolList, ToolResult,
 };
 use dhara_protocol::rpc::Id;
-
-/// Builds a `Value` from JSON-like tokens. Negative numbers go in parentheses,
-/// other numbers through `num("1.5")`.
-macro_rules! json {
-    (null) => { Value::Null };
-    ({}) => { Value::Object(Object::new()) };
-    ([ $($e:tt),* $(,)? ]) => { Value::Array(vec![$(json!($e)),*]) };
-    ({ $($k:literal : $v:tt),* $(,)? }) => {
-        Value::Object(Object::from_iter([$(($k, json!($v))),*]))
-    };
-    ($e:expr) => { Value::from($e) };
-}
 
 fn num(text: &str) -> Value {
     Value::Number(Number::from_text(text).expect("a JSON number"))

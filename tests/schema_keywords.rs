@@ -1,20 +1,8 @@
 //! The input validator, keyword by keyword: what each accepts and rejects, the path
 //! and message of each error, the order errors are found in, and the depth guard.
 
-use dhara_protocol::json::{Number, Object, Value};
+use dhara_protocol::json::{Number, Object, Value, json};
 use dhara_protocol::schema::{MAX_DEPTH, SchemaError, validate};
-
-/// Builds a `Value` from JSON-like tokens. Negative numbers go in parentheses,
-/// other numbers through `num("1.5")`.
-macro_rules! json {
-    (null) => { Value::Null };
-    ({}) => { Value::Object(Object::new()) };
-    ([ $($e:tt),* $(,)? ]) => { Value::Array(vec![$(json!($e)),*]) };
-    ({ $($k:literal : $v:tt),* $(,)? }) => {
-        Value::Object(Object::from_iter([$(($k, json!($v))),*]))
-    };
-    ($e:expr) => { Value::from($e) };
-}
 
 fn num(text: &str) -> Value {
     Value::Number(Number::from_text(text).expect("a JSON number"))
