@@ -149,6 +149,12 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
+    /// The whole input, as given to [`new`](Reader::new): the ranges that
+    /// [`skip_value`](Reader::skip_value) returns index into it.
+    pub fn input(&self) -> &'a [u8] {
+        self.input
+    }
+
     /// Skips whitespace; the next byte without consuming it (`None` at the end).
     #[inline]
     pub fn peek(&mut self) -> Option<u8> {
