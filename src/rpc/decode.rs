@@ -128,8 +128,7 @@ impl Member {
 struct Envelope {
     /// The members present (one bit per [`Member`]), valid or not.
     seen: u8,
-    /// The members present more than once.
-    duplicated: u8,
+    /// The id, unless it was invalid or given twice.
     id: Option<Id>,
     method: Option<String>,
     params: Option<Value>,
@@ -154,7 +153,9 @@ impl Envelope {
             return Ok(());
         };
         if self.has(member) {
-            self.duplicated |= member.bit();
+            if let Member::Id = member {
+                self.id = None;
+            }
             self.note(DecodeErrorKind::DuplicateMember(member.name()));
             reader.skip_value()?;
             return Ok(());
@@ -197,11 +198,7 @@ impl Envelope {
         let has_version = self.has(Member::Jsonrpc);
         let response_like =
             (self.has(Member::Result) || self.has(Member::Error)) && !self.has(Member::Method);
-        let id = if self.duplicated & Member::Id.bit() != 0 {
-            None
-        } else {
-            self.id
-        };
+        let id = self.id;
         let fail = |kind, id| Err(DecodeError::new(kind, id, response_like));
         if let Some(problem) = self.problem {
             return fail(problem, id);
