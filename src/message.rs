@@ -390,14 +390,15 @@ impl<'a> ObjectWriter<'a> {
         json::write_value(value, self.member(name));
     }
 
-    fn tools(&mut self, name: &str, tools: &[Tool]) {
+    /// Writes the array member `name`, each element with `encode`.
+    fn list<T>(&mut self, name: &str, items: &[T], encode: fn(&T, &mut Vec<u8>)) {
         let out = self.member(name);
         out.push(b'[');
-        for (i, tool) in tools.iter().enumerate() {
+        for (i, item) in items.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            tool.encode(out);
+            encode(item, out);
         }
         out.push(b']');
     }
@@ -515,7 +516,7 @@ impl InitializeResult {
         let mut o = ObjectWriter::begin(out);
         o.string("name", &self.name);
         o.string("version", &self.version);
-        o.tools("tools", &self.tools);
+        o.list("tools", &self.tools, Tool::encode);
         o.end();
     }
 }
@@ -618,7 +619,7 @@ impl ToolList {
 
     fn encode(&self, out: &mut Vec<u8>) {
         let mut o = ObjectWriter::begin(out);
-        o.tools("tools", &self.tools);
+        o.list("tools", &self.tools, Tool::encode);
         o.end();
     }
 }
@@ -699,15 +700,7 @@ impl ToolResult {
 
     fn encode(&self, out: &mut Vec<u8>) {
         let mut o = ObjectWriter::begin(out);
-        let content = o.member("content");
-        content.push(b'[');
-        for (i, item) in self.content.iter().enumerate() {
-            if i > 0 {
-                content.push(b',');
-            }
-            item.encode(content);
-        }
-        content.push(b']');
+        o.list("content", &self.content, Content::encode);
         o.member("isError")
             .extend_from_slice(if self.is_error { b"true" } else { b"false" });
         o.end();
