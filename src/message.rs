@@ -18,8 +18,9 @@
 //! than copy), `to_value` and `into_value`, and the matching `TryFrom<Value>` and
 //! `From<_> for Value`; and `write_json`, which appends the same JSON text as
 //! writing `to_value` would, straight into a buffer without building the value (the
-//! endpoints send their messages this way). Reading is exact where the protocol is exact and lenient
-//! where it is silent:
+//! endpoints send their messages this way).
+//!
+//! Reading is exact where the protocol is exact and lenient where it is silent:
 //!
 //! * Members the protocol does not name are ignored. A repeated member counts once,
 //!   with its last value (as [`Object::get`] does).
