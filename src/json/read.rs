@@ -205,21 +205,15 @@ impl<'a> Reader<'a> {
             Some(b'}') => {
                 self.pos += 1;
                 self.leave();
-                Ok(None)
+                return Ok(None);
             }
-            Some(b',') if !first => {
-                self.pos += 1;
-                let mut name = Cow::default();
-                self.member_name(&mut name)?;
-                Ok(Some(name))
-            }
-            Some(b'"') if first => {
-                let mut name = Cow::default();
-                self.member_name(&mut name)?;
-                Ok(Some(name))
-            }
-            _ => Err(self.unexpected()),
+            Some(b',') if !first => self.pos += 1,
+            Some(b'"') if first => {}
+            _ => return Err(self.unexpected()),
         }
+        let mut name = Cow::default();
+        self.member_name(&mut name)?;
+        Ok(Some(name))
     }
 
     /// Consumes `[`; one level deeper ([`TooDeep`](ErrorKind::TooDeep) past
