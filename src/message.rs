@@ -833,7 +833,7 @@ impl Content {
                 o.string("path", path);
                 if let Some(size) = size {
                     o.member("size")
-                        .extend_from_slice(json::Number::from(*size).as_str().as_bytes());
+                        .extend_from_slice(json::Number::from(*size).text_bytes());
                 }
                 o.optional_string("mimeType", mime_type.as_deref());
             }
