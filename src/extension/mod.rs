@@ -387,13 +387,9 @@ impl Extension {
             Route::Line => frame::write_line(self.output(), |buf| {
                 rpc::write_response_with(&pending.id, |out| result.write_json(out), buf)
             }),
-            Route::Batch(batch) => self.answer_in_batch(
-                batch,
-                Response {
-                    id: pending.id,
-                    outcome: Ok(result.into_value()),
-                },
-            ),
+            Route::Batch(batch) => {
+                self.answer_in_batch(batch, Response::result(pending.id, result.into_value()))
+            }
         }
         Ok(())
     }
@@ -495,13 +491,7 @@ impl Extension {
                     Value::from(self.config.max_pending),
                 )])),
             );
-            self.reply(
-                route,
-                Response {
-                    id,
-                    outcome: Err(error),
-                },
-            );
+            self.reply(route, Response::error(id, error));
             return None;
         }
         self.last_request += 1;
