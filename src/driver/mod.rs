@@ -4,12 +4,21 @@
 //! The endpoints in [`host`](crate::host) and [`extension`](crate::extension) do no I/O.
 //! This module is the smallest complete runtime for them, written to be read: it is
 //! the reference for anyone writing a driver on tokio, async-std, a GUI event loop or
-//! anything else. The loops to read are
-//! [`ExtensionProcess::next_event`] (the Core side) and [`StdioExtension::serve`] (the
-//! extension side); everything else is convenience around them.
+//! anything else. The loops to read are the private `run_until_event` behind
+//! [`ExtensionProcess::next_event`] (the Core side) and [`StdioExtension::serve_on`]
+//! (the extension side); everything else is convenience around them.
 //!
 //! # A driver's duties
 //!
+//! - **Poll until the endpoint waits.** After every input and every command, call
+//!   `poll_output` until it returns `Wait` (or, for an extension, `Exit`): lines are
+//!   decoded and timers fire only there.
+//! - **Write each `Transmit` before polling again.** The bytes borrow the endpoint's
+//!   one output buffer, which the next poll clears. Copy them out (here: to the writer
+//!   thread) or write them whole first.
+//! - **Flush after each write.** A message sitting in a buffer is a call that times out.
+//! - **Ignore a write that fails because the peer is gone.** The Core may still send
+//!   `shutdown` to a process whose stdout has closed; its exit will be reported.
 //! - **Drain stderr concurrently.** A child that fills its stderr pipe blocks, and then
 //!   stops answering. Read stderr on its own thread (or task) for the whole session,
 //!   and never mix it into the protocol.
@@ -17,20 +26,23 @@
 //!   itself blocked writing a large response deadlocks both. Here a writer thread owns
 //!   the child's stdin and reader threads own its stdout and stderr; the loop only
 //!   waits on one channel.
-//! - **Flush after each write.** A message sitting in a buffer is a call that times out.
 //! - **Give the Core the time and wait no longer than its deadline.** Wait for input
 //!   until the instant in [`Output::Wait`](crate::host::Output::Wait), then report
 //!   [`Input::Timeout`](crate::host::Input::Timeout).
-//! - **Put the child in its own process group and kill the group.** Launchers such as
-//!   `npx` or shell wrappers leave grandchildren behind when only the child is killed.
-//!   On Unix the child is started with `process_group(0)` and killed with
-//!   `kill -s KILL -- -<pgid>` (the `kill` program, or the shell's), which needs no
-//!   `libc`.
+//! - **Kill when told, once.** On [`Output::Kill`](crate::host::Output::Kill), kill
+//!   the child and report its exit. Put the child in its own process group and kill
+//!   the group: launchers such as `npx` or shell wrappers leave grandchildren behind
+//!   when only the child is killed. On Unix the child is started with
+//!   `process_group(0)` and killed with `kill -s KILL -- -<pgid>` (the `kill`
+//!   program, or the shell's), which needs no `libc`.
 //! - **Report the end of stdout, then the exit.** Read stdout to its end, report
 //!   `StdoutClosed`, then `Exited` with the code (after a short wait, in case a
 //!   grandchild holds the pipe open).
 //! - **On the extension side, exit when the host's end of stdin closes.** The host may
-//!   be gone; an extension must not linger.
+//!   be gone; an extension must not linger. Report
+//!   [`Input::StdinClosed`](crate::extension::Input::StdinClosed) and exit on
+//!   [`Output::Exit`](crate::extension::Output::Exit), or after a grace period if
+//!   tools are still running.
 
 mod process;
 mod serve;

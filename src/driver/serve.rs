@@ -84,10 +84,7 @@ impl StdioExtension {
     /// An extension with this name and version, and no tools yet.
     pub fn new(name: &str, version: &str) -> StdioExtension {
         StdioExtension {
-            info: ServerInfo {
-                name: name.to_string(),
-                version: version.to_string(),
-            },
+            info: ServerInfo::new(name, version),
             tools: Vec::new(),
             handlers: BTreeMap::new(),
             config: None,

@@ -52,13 +52,7 @@ impl Extension {
                             self.config.max_line_bytes
                         ),
                     );
-                    self.reply(
-                        Route::Line,
-                        rpc::Response {
-                            id: id.clone(),
-                            outcome: Err(error),
-                        },
-                    );
+                    self.reply_error(Route::Line, id.clone(), error);
                 }
                 self.report(PeerError::TooLong { len, id });
             }
@@ -202,23 +196,11 @@ impl Extension {
     }
 
     fn reply_result(&mut self, route: Route, id: Id, result: Value) {
-        self.reply(
-            route,
-            rpc::Response {
-                id,
-                outcome: Ok(result),
-            },
-        );
+        self.reply(route, rpc::Response::result(id, result));
     }
 
     fn reply_error(&mut self, route: Route, id: Id, error: ErrorObject) {
-        self.reply(
-            route,
-            rpc::Response {
-                id,
-                outcome: Err(error),
-            },
-        );
+        self.reply(route, rpc::Response::error(id, error));
     }
 
     fn report(&mut self, error: PeerError) {

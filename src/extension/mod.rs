@@ -280,7 +280,7 @@ pub struct Extension {
     /// The output buffer, reused for every message.
     out: Vec<u8>,
     /// `out` was handed to the driver: it is cleared before the next write.
-    out_handed_out: bool,
+    out_handed: bool,
     events: VecDeque<Event>,
     pending: BTreeMap<RequestId, Pending>,
     batches: Batches,
@@ -308,7 +308,7 @@ impl Extension {
             decoder: LineDecoder::with_max_line_bytes(config.max_line_bytes),
             config,
             out: Vec::new(),
-            out_handed_out: false,
+            out_handed: false,
             events: VecDeque::new(),
             pending: BTreeMap::new(),
             batches: Batches::default(),
@@ -349,12 +349,10 @@ impl Extension {
     /// stdin is decoded and handled (which may produce either), then the shutdown
     /// that the end of stdin means, then the exit once nothing is pending.
     pub fn poll_output(&mut self) -> Output<'_> {
-        if self.out_handed_out {
-            self.clear_output();
-        }
+        self.reclaim_output();
         loop {
             if !self.out.is_empty() {
-                self.out_handed_out = true;
+                self.out_handed = true;
                 return Output::Transmit(&self.out);
             }
             if let Some(event) = self.events.pop_front() {
@@ -387,13 +385,9 @@ impl Extension {
             Route::Line => frame::write_line(self.output(), |buf| {
                 rpc::write_response_with(&pending.id, |out| result.write_json(out), buf)
             }),
-            Route::Batch(batch) => self.answer_in_batch(
-                batch,
-                Response {
-                    id: pending.id,
-                    outcome: Ok(result.into_value()),
-                },
-            ),
+            Route::Batch(batch) => {
+                self.answer_in_batch(batch, Response::result(pending.id, result.into_value()))
+            }
         }
         Ok(())
     }
@@ -431,14 +425,16 @@ impl Extension {
     /// Sends a `progress` notification for a pending request, with the request's
     /// JSON-RPC id as its `id` member. Any number of times before the answer.
     pub fn progress(&mut self, request: RequestId, message: &str) -> Result<(), UsageError> {
+        // The output buffer is made ready first, so the request's id can be written
+        // from where it is kept, without a copy.
+        self.reclaim_output();
         let Some(pending) = self.pending.get(&request) else {
             return Err(self.not_pending(request));
         };
-        let id = pending.id.clone();
-        frame::write_line(self.output(), |buf| {
+        frame::write_line(&mut self.out, |buf| {
             rpc::write_notification_with(
                 method::PROGRESS,
-                |out| Progress::write_parts(message, Some(&id), out),
+                |out| Progress::write_parts(message, Some(&pending.id), out),
                 buf,
             )
         });
@@ -495,13 +491,7 @@ impl Extension {
                     Value::from(self.config.max_pending),
                 )])),
             );
-            self.reply(
-                route,
-                Response {
-                    id,
-                    outcome: Err(error),
-                },
-            );
+            self.reply(route, Response::error(id, error));
             return None;
         }
         self.last_request += 1;
@@ -573,17 +563,17 @@ impl Extension {
 
     /// The output buffer, emptied first if its bytes were already handed out.
     fn output(&mut self) -> &mut Vec<u8> {
-        if self.out_handed_out {
-            self.clear_output();
-        }
+        self.reclaim_output();
         &mut self.out
     }
 
-    fn clear_output(&mut self) {
-        self.out.clear();
-        self.out_handed_out = false;
-        if self.out.capacity() > OUTPUT_KEEP_BYTES {
-            self.out.shrink_to(OUTPUT_KEEP_BYTES);
+    /// Clears the output buffer once the driver has had it.
+    fn reclaim_output(&mut self) {
+        if core::mem::take(&mut self.out_handed) {
+            self.out.clear();
+            if self.out.capacity() > OUTPUT_KEEP_BYTES {
+                self.out.shrink_to(OUTPUT_KEEP_BYTES);
+            }
         }
     }
 }

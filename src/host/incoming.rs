@@ -184,13 +184,8 @@ impl Core {
     /// answer when it came in a batch) and reported.
     fn handle_request(&mut self, request: Request, in_batch: bool) {
         let Request { id, method, .. } = request;
-        let answer = Response {
-            id: id.clone(),
-            outcome: Err(ErrorObject::new(
-                ErrorCode::MethodNotFound,
-                "Method not found",
-            )),
-        };
+        let error = ErrorObject::new(ErrorCode::MethodNotFound, "Method not found");
+        let answer = Response::error(id.clone(), error);
         if in_batch {
             self.batch_answers.push(answer);
         } else {

@@ -28,15 +28,10 @@ const SESSION_POLL: Duration = Duration::from_millis(10);
 
 /// `dhara tools [OPTIONS] -- CMD [ARGS...]`
 pub fn tools(words: &[String]) -> Status {
-    let invocation = match parse(words, "tools") {
+    let invocation = match parse_without_arguments(words, "tools") {
         Ok(invocation) => invocation,
         Err(status) => return status,
     };
-    if let Some(extra) = invocation.positional.first() {
-        return usage_error(&format!(
-            "`dhara tools` takes no arguments before `--` (got `{extra}`)"
-        ));
-    }
     let options = &invocation.options;
     let mut extension = match connect::start(&invocation.command, options, stderr()) {
         Ok(extension) => extension,
@@ -213,15 +208,10 @@ fn print_result(result: &ToolResult, json: bool) -> Status {
 
 /// `dhara session [OPTIONS] -- CMD [ARGS...]`: calls from stdin lines, concurrently.
 pub fn session(words: &[String]) -> Status {
-    let invocation = match parse(words, "session") {
+    let invocation = match parse_without_arguments(words, "session") {
         Ok(invocation) => invocation,
         Err(status) => return status,
     };
-    if let Some(extra) = invocation.positional.first() {
-        return usage_error(&format!(
-            "`dhara session` takes no arguments before `--` (got `{extra}`)"
-        ));
-    }
     let options = &invocation.options;
     let mut extension = match connect::start(&invocation.command, options, stderr()) {
         Ok(extension) => extension,
@@ -445,6 +435,17 @@ fn parse(words: &[String], command: &str) -> Result<Invocation, Status> {
         }
         Ok(invocation) => Ok(invocation),
         Err(e) => Err(usage_error(&format!("{command}: {e}"))),
+    }
+}
+
+/// [`parse`] for a command that takes nothing but options before `--`.
+fn parse_without_arguments(words: &[String], command: &str) -> Result<Invocation, Status> {
+    let invocation = parse(words, command)?;
+    match invocation.positional.first() {
+        Some(extra) => Err(usage_error(&format!(
+            "`dhara {command}` takes no arguments before `--` (got `{extra}`)"
+        ))),
+        None => Ok(invocation),
     }
 }
 
