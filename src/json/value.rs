@@ -45,12 +45,6 @@ enum NumberText {
 }
 
 impl Number {
-    /// Builds a number from text that is already known to match the JSON number
-    /// grammar. Callers inside the crate (the parser) guarantee this.
-    pub(crate) fn from_valid_text(text: &str) -> Number {
-        Number::from_checked_bytes(text.as_bytes())
-    }
-
     /// Builds a number from bytes already checked against the JSON number grammar
     /// (so they are ASCII).
     #[inline]
@@ -76,7 +70,7 @@ impl Number {
     /// (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).
     pub fn from_text(text: &str) -> Option<Number> {
         if is_number_text(text.as_bytes()) {
-            Some(Number::from_valid_text(text))
+            Some(Number::from_checked_bytes(text.as_bytes()))
         } else {
             None
         }
@@ -98,10 +92,8 @@ impl Number {
     /// The exact text of the number.
     pub fn as_str(&self) -> &str {
         match &self.text {
-            NumberText::Inline { len, bytes } => {
-                // The inline bytes were copied from a `&str`: always valid UTF-8.
-                core::str::from_utf8(&bytes[..*len as usize]).unwrap_or("0")
-            }
+            // The inline bytes were checked number text: ASCII.
+            NumberText::Inline { .. } => core::str::from_utf8(self.text_bytes()).unwrap_or("0"),
             NumberText::Heap(s) => s,
         }
     }
@@ -178,7 +170,7 @@ macro_rules! number_from_int {
         impl From<$t> for Number {
             fn from(v: $t) -> Number {
                 let mut buf = itoa_buf::Buf::new();
-                Number::from_valid_text(buf.format(v as i128))
+                Number::from_checked_bytes(buf.format(v as i128))
             }
         }
         impl From<$t> for Value {
@@ -199,7 +191,8 @@ mod itoa_buf {
         pub(super) fn new() -> Buf {
             Buf { bytes: [0; 40] }
         }
-        pub(super) fn format(&mut self, v: i128) -> &str {
+        /// The decimal digits of `v`, with a leading `-` when negative.
+        pub(super) fn format(&mut self, v: i128) -> &[u8] {
             let mut i = self.bytes.len();
             let neg = v < 0;
             let mut n = v.unsigned_abs();
@@ -215,7 +208,7 @@ mod itoa_buf {
                 i -= 1;
                 self.bytes[i] = b'-';
             }
-            core::str::from_utf8(&self.bytes[i..]).unwrap_or("0")
+            self.bytes.get(i..).unwrap_or_default()
         }
     }
 }
