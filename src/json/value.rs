@@ -295,16 +295,23 @@ impl Object {
     }
 
     /// Removes every member named `name`; returns the value of the last one.
+    ///
+    /// ```
+    /// use dhara_protocol::json::{Object, Value};
+    ///
+    /// let mut o = Object::from_iter([("a", Value::from(1)), ("b", Value::from(2)), ("a", Value::from(3))]);
+    /// assert_eq!(o.remove("a"), Some(Value::from(3)));
+    /// assert_eq!(o.keys().collect::<Vec<_>>(), ["b"]);
+    /// assert_eq!(o.remove("a"), None);
+    /// ```
     pub fn remove(&mut self, name: &str) -> Option<Value> {
         let mut last = None;
-        let mut i = 0;
-        while i < self.members.len() {
-            if self.members[i].0 == name {
-                last = Some(self.members.remove(i).1);
-            } else {
-                i += 1;
+        self.members.retain_mut(|(k, v)| {
+            if k == name {
+                last = Some(core::mem::take(v));
             }
-        }
+            k != name
+        });
         last
     }
 
