@@ -143,6 +143,21 @@ impl ErrorCode {
             _ => ErrorCode::Application(code),
         }
     }
+
+    /// The specification's name for the code: `"Parse error"`, `"Invalid Request"`,
+    /// `"Method not found"`, `"Invalid params"`, `"Internal error"` or `"Server error"`;
+    /// `None` for other codes.
+    pub const fn name(self) -> Option<&'static str> {
+        match self {
+            ErrorCode::ParseError => Some("Parse error"),
+            ErrorCode::InvalidRequest => Some("Invalid Request"),
+            ErrorCode::MethodNotFound => Some("Method not found"),
+            ErrorCode::InvalidParams => Some("Invalid params"),
+            ErrorCode::InternalError => Some("Internal error"),
+            ErrorCode::ServerError(_) => Some("Server error"),
+            ErrorCode::Reserved(_) | ErrorCode::Application(_) => None,
+        }
+    }
 }
 
 impl From<i64> for ErrorCode {
@@ -248,23 +263,6 @@ impl Response {
         Response {
             id,
             outcome: Err(error),
-        }
-    }
-}
-
-impl ErrorCode {
-    /// The specification's name for the code: `"Parse error"`, `"Invalid Request"`,
-    /// `"Method not found"`, `"Invalid params"`, `"Internal error"` or `"Server error"`;
-    /// `None` for other codes.
-    pub const fn name(self) -> Option<&'static str> {
-        match self {
-            ErrorCode::ParseError => Some("Parse error"),
-            ErrorCode::InvalidRequest => Some("Invalid Request"),
-            ErrorCode::MethodNotFound => Some("Method not found"),
-            ErrorCode::InvalidParams => Some("Invalid params"),
-            ErrorCode::InternalError => Some("Internal error"),
-            ErrorCode::ServerError(_) => Some("Server error"),
-            ErrorCode::Reserved(_) | ErrorCode::Application(_) => None,
         }
     }
 }
