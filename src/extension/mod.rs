@@ -328,17 +328,13 @@ impl Extension {
             return;
         }
         match input {
-            Input::Stdin(bytes) => {
-                if !self.stdin_closed {
-                    self.decoder.push(bytes);
-                }
+            Input::Stdin(bytes) if !self.stdin_closed => self.decoder.push(bytes),
+            Input::StdinClosed if !self.stdin_closed => {
+                self.stdin_closed = true;
+                self.decoder.end();
             }
-            Input::StdinClosed => {
-                if !self.stdin_closed {
-                    self.stdin_closed = true;
-                    self.decoder.end();
-                }
-            }
+            // Anything after the end of stdin.
+            Input::Stdin(_) | Input::StdinClosed => {}
         }
     }
 

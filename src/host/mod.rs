@@ -287,7 +287,9 @@ pub struct CallOptions {
 #[derive(Debug)]
 pub struct Core {
     config: Config,
-    state: State,
+    /// How far the handshake went: `NotStarted`, `Initializing` or `Ready`. The later
+    /// states are read from `shutdown` and `exit` (see [`state`](Core::state)).
+    handshake: State,
     now: Instant,
     calls: Calls,
     tools: Vec<Tool>,
@@ -319,7 +321,7 @@ impl Core {
     /// A Core that has sent nothing yet.
     pub fn new(config: Config) -> Core {
         Core {
-            state: State::NotStarted,
+            handshake: State::NotStarted,
             now: Instant::ZERO,
             calls: Calls::new(config.recent_ids),
             tools: Vec::new(),
@@ -350,7 +352,7 @@ impl Core {
         now: Instant,
         params: InitializeParams,
     ) -> Result<CallId, UsageError> {
-        match self.state {
+        match self.state() {
             State::NotStarted if self.stdout_closed => return Err(UsageError::ShuttingDown),
             State::NotStarted => {}
             State::Initializing | State::Ready => return Err(UsageError::AlreadyInitialized),
@@ -363,7 +365,7 @@ impl Core {
         let call = self.start_call(CallKind::Initialize, deadline, |id, out| {
             rpc::write_request_with(id, method::INITIALIZE, |out| params.write_json(out), out)
         });
-        self.state = State::Initializing;
+        self.handshake = State::Initializing;
         Ok(call)
     }
 
@@ -443,7 +445,7 @@ impl Core {
     /// from the next `poll_output`). The protocol has no cancel message, so nothing is
     /// sent: a reply that comes later is reported as [`PeerError::LateResponse`].
     pub fn cancel(&mut self, now: Instant, call: CallId) -> Result<(), UsageError> {
-        if self.state == State::Closed {
+        if self.state() == State::Closed {
             return Err(UsageError::Closed);
         }
         if self.calls.get(call).is_none() {
@@ -457,9 +459,9 @@ impl Core {
     /// Sends `shutdown` and starts the grace timer. Calls in flight go on: their
     /// replies are delivered until the exit.
     pub fn shutdown(&mut self, now: Instant) -> Result<(), UsageError> {
-        match self.state {
+        match self.state() {
             State::Closed => Err(UsageError::Closed),
-            _ if self.shutdown.is_some() => Err(UsageError::ShuttingDown),
+            State::ShuttingDown => Err(UsageError::ShuttingDown),
             _ => {
                 self.observe(now);
                 self.begin_shutdown(ShutdownReason::Requested);
@@ -483,7 +485,6 @@ impl Core {
             Input::Exited { code } => {
                 self.close_stdout();
                 self.exit = Some(code);
-                self.state = State::Closed;
                 self.grace_ends = None;
                 self.kill_due = false;
             }
@@ -587,7 +588,13 @@ impl Core {
 
     /// Where the session is in its lifecycle.
     pub fn state(&self) -> State {
-        self.state
+        if self.exit.is_some() {
+            State::Closed
+        } else if self.shutdown.is_some() {
+            State::ShuttingDown
+        } else {
+            self.handshake
+        }
     }
 
     /// The tools the extension offers: empty until `initialize` is answered, then
@@ -626,7 +633,7 @@ impl Core {
     }
 
     fn check_ready(&self) -> Result<(), UsageError> {
-        match self.state {
+        match self.state() {
             State::Closed => Err(UsageError::Closed),
             State::ShuttingDown => Err(UsageError::ShuttingDown),
             // Stdout ended; the shutdown it starts comes with the next poll.
@@ -679,8 +686,8 @@ impl Core {
         let Some(ended) = self.calls.end(call, how) else {
             return;
         };
-        if ended.kind == CallKind::Initialize && self.state == State::Initializing {
-            self.state = match result {
+        if ended.kind == CallKind::Initialize && self.handshake == State::Initializing {
+            self.handshake = match result {
                 Ok(_) => State::Ready,
                 Err(_) => State::NotStarted,
             };
@@ -692,9 +699,6 @@ impl Core {
         self.send(|out| rpc::write_notification(method::SHUTDOWN, None, out));
         self.shutdown = Some(reason);
         self.grace_ends = Some(self.now + self.config.grace);
-        if self.state != State::Closed {
-            self.state = State::ShuttingDown;
-        }
         self.events.push_back(Event::ShuttingDown { reason });
     }
 
