@@ -18,8 +18,9 @@
 //! than copy), `to_value` and `into_value`, and the matching `TryFrom<Value>` and
 //! `From<_> for Value`; and `write_json`, which appends the same JSON text as
 //! writing `to_value` would, straight into a buffer without building the value (the
-//! endpoints send their messages this way). Reading is exact where the protocol is exact and lenient
-//! where it is silent:
+//! endpoints send their messages this way).
+//!
+//! Reading is exact where the protocol is exact and lenient where it is silent:
 //!
 //! * Members the protocol does not name are ignored. A repeated member counts once,
 //!   with its last value (as [`Object::get`] does).
@@ -390,14 +391,15 @@ impl<'a> ObjectWriter<'a> {
         json::write_value(value, self.member(name));
     }
 
-    fn tools(&mut self, name: &str, tools: &[Tool]) {
+    /// Writes the array member `name`, each element with `encode`.
+    fn list<T>(&mut self, name: &str, items: &[T], encode: fn(&T, &mut Vec<u8>)) {
         let out = self.member(name);
         out.push(b'[');
-        for (i, tool) in tools.iter().enumerate() {
+        for (i, item) in items.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            tool.encode(out);
+            encode(item, out);
         }
         out.push(b']');
     }
@@ -515,7 +517,7 @@ impl InitializeResult {
         let mut o = ObjectWriter::begin(out);
         o.string("name", &self.name);
         o.string("version", &self.version);
-        o.tools("tools", &self.tools);
+        o.list("tools", &self.tools, Tool::encode);
         o.end();
     }
 }
@@ -618,7 +620,7 @@ impl ToolList {
 
     fn encode(&self, out: &mut Vec<u8>) {
         let mut o = ObjectWriter::begin(out);
-        o.tools("tools", &self.tools);
+        o.list("tools", &self.tools, Tool::encode);
         o.end();
     }
 }
@@ -699,15 +701,7 @@ impl ToolResult {
 
     fn encode(&self, out: &mut Vec<u8>) {
         let mut o = ObjectWriter::begin(out);
-        let content = o.member("content");
-        content.push(b'[');
-        for (i, item) in self.content.iter().enumerate() {
-            if i > 0 {
-                content.push(b',');
-            }
-            item.encode(content);
-        }
-        content.push(b']');
+        o.list("content", &self.content, Content::encode);
         o.member("isError")
             .extend_from_slice(if self.is_error { b"true" } else { b"false" });
         o.end();
@@ -839,7 +833,7 @@ impl Content {
                 o.string("path", path);
                 if let Some(size) = size {
                     o.member("size")
-                        .extend_from_slice(json::Number::from(*size).as_str().as_bytes());
+                        .extend_from_slice(json::Number::from(*size).text_bytes());
                 }
                 o.optional_string("mimeType", mime_type.as_deref());
             }

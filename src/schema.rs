@@ -677,7 +677,7 @@ struct Decimal<'a> {
 
 impl<'a> Decimal<'a> {
     fn of(n: &'a Number) -> Decimal<'a> {
-        let text = n.as_str().as_bytes();
+        let text = n.text_bytes();
         let (negative, text) = match text.split_first() {
             Some((b'-', rest)) => (true, rest),
             _ => (false, text),

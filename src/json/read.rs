@@ -149,6 +149,12 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
+    /// The whole input, as given to [`new`](Reader::new): the ranges that
+    /// [`skip_value`](Reader::skip_value) returns index into it.
+    pub fn input(&self) -> &'a [u8] {
+        self.input
+    }
+
     /// Skips whitespace; the next byte without consuming it (`None` at the end).
     #[inline]
     pub fn peek(&mut self) -> Option<u8> {
@@ -199,21 +205,15 @@ impl<'a> Reader<'a> {
             Some(b'}') => {
                 self.pos += 1;
                 self.leave();
-                Ok(None)
+                return Ok(None);
             }
-            Some(b',') if !first => {
-                self.pos += 1;
-                let mut name = Cow::default();
-                self.member_name(&mut name)?;
-                Ok(Some(name))
-            }
-            Some(b'"') if first => {
-                let mut name = Cow::default();
-                self.member_name(&mut name)?;
-                Ok(Some(name))
-            }
-            _ => Err(self.unexpected()),
+            Some(b',') if !first => self.pos += 1,
+            Some(b'"') if first => {}
+            _ => return Err(self.unexpected()),
         }
+        let mut name = Cow::default();
+        self.member_name(&mut name)?;
+        Ok(Some(name))
     }
 
     /// Consumes `[`; one level deeper ([`TooDeep`](ErrorKind::TooDeep) past

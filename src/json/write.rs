@@ -96,17 +96,39 @@ pub fn write_value(v: &Value, out: &mut Vec<u8>) {
 /// assert_eq!(out, br#"{"a":1,"b":null}"#);
 /// ```
 pub fn write_object(object: &Object, out: &mut Vec<u8>) {
-    match object.as_slice().split_first() {
+    let mut open = Open::new();
+    if let Some(first) = open_object(object.as_slice(), &mut open, out) {
+        write_items(first, open, out);
+    }
+}
+
+/// Writes `{}` for an empty object; otherwise `{` and the first member's name, with
+/// the other members pushed on `open`, and returns the first member's value.
+#[inline]
+fn open_object<'a>(
+    members: &'a [(String, Value)],
+    open: &mut Open<'a>,
+    out: &mut Vec<u8>,
+) -> Option<&'a Value> {
+    match members.split_first() {
         Some(((name, value), rest)) => {
             out.push(b'{');
-            write_string(name, out);
-            out.push(b':');
-            let mut open = Open::new();
+            write_name(name, out);
             open.push(Rest::Members(rest));
-            write_items(value, open, out);
+            Some(value)
         }
-        None => out.extend_from_slice(b"{}"),
+        None => {
+            out.extend_from_slice(b"{}");
+            None
+        }
     }
+}
+
+/// A member's name and the `:` after it.
+#[inline]
+fn write_name(name: &str, out: &mut Vec<u8>) {
+    write_string(name, out);
+    out.push(b':');
 }
 
 /// Writes `next`, then the rest of every container in `open`, innermost first.
@@ -128,17 +150,12 @@ fn write_items<'a>(mut next: &'a Value, mut open: Open<'a>, out: &mut Vec<u8>) {
                 }
                 None => out.extend_from_slice(b"[]"),
             },
-            Value::Object(members) => match members.as_slice().split_first() {
-                Some(((name, value), rest)) => {
-                    out.push(b'{');
-                    write_string(name, out);
-                    out.push(b':');
-                    open.push(Rest::Members(rest));
-                    next = value;
+            Value::Object(members) => {
+                if let Some(first) = open_object(members.as_slice(), &mut open, out) {
+                    next = first;
                     continue;
                 }
-                None => out.extend_from_slice(b"{}"),
-            },
+            }
         }
         // Find the next item, closing the containers that are done.
         loop {
@@ -160,8 +177,7 @@ fn write_items<'a>(mut next: &'a Value, mut open: Open<'a>, out: &mut Vec<u8>) {
                     Some(((name, value), others)) => {
                         *members = others;
                         out.push(b',');
-                        write_string(name, out);
-                        out.push(b':');
+                        write_name(name, out);
                         next = value;
                         break;
                     }

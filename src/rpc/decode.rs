@@ -35,22 +35,19 @@ pub fn decode(line: &[u8]) -> Incoming {
 /// Never panics; every failure is a [`DecodeError`] inside the returned [`Incoming`].
 pub fn decode_with(line: &[u8], options: &ParseOptions) -> Incoming {
     let mut reader = Reader::new(line, options);
-    match read_incoming(&mut reader, line) {
+    match read_incoming(&mut reader) {
         Ok(incoming) => incoming,
         Err(e) => Incoming::Single(Err(DecodeError::new(DecodeErrorKind::Json(e), None, false))),
     }
 }
 
 /// Decodes a line; any JSON error (the outer `Err`) fails the whole line.
-///
-/// `line` is the reader's input: the envelope's short members (`jsonrpc`, an
-/// integer `id`) are checked by the reader and then taken from it in place.
-fn read_incoming(reader: &mut Reader<'_>, line: &[u8]) -> Result<Incoming, json::Error> {
+fn read_incoming(reader: &mut Reader<'_>) -> Result<Incoming, json::Error> {
     let incoming = if reader.peek() == Some(b'[') {
         reader.begin_array()?;
         let mut entries = Vec::new();
         while reader.next_element()? {
-            entries.push(read_entry(reader, line)?);
+            entries.push(read_entry(reader)?);
         }
         if entries.is_empty() {
             Incoming::Single(Err(DecodeError::new(
@@ -62,17 +59,14 @@ fn read_incoming(reader: &mut Reader<'_>, line: &[u8]) -> Result<Incoming, json:
             Incoming::Batch(entries)
         }
     } else {
-        Incoming::Single(read_entry(reader, line)?)
+        Incoming::Single(read_entry(reader)?)
     };
     reader.finish()?;
     Ok(incoming)
 }
 
 /// Decodes one message: the whole line, or one element of a batch.
-fn read_entry(
-    reader: &mut Reader<'_>,
-    line: &[u8],
-) -> Result<Result<Message, DecodeError>, json::Error> {
+fn read_entry(reader: &mut Reader<'_>) -> Result<Result<Message, DecodeError>, json::Error> {
     if reader.peek() != Some(b'{') {
         reader.skip_value()?;
         return Ok(Err(DecodeError::new(
@@ -84,7 +78,7 @@ fn read_entry(
     reader.begin_object()?;
     let mut envelope = Envelope::default();
     while let Some(name) = reader.next_member_name()? {
-        envelope.read_member(&name, reader, line)?;
+        envelope.read_member(&name, reader)?;
     }
     Ok(envelope.into_message())
 }
@@ -134,8 +128,7 @@ impl Member {
 struct Envelope {
     /// The members present (one bit per [`Member`]), valid or not.
     seen: u8,
-    /// The members present more than once.
-    duplicated: u8,
+    /// The id, unless it was invalid or given twice.
     id: Option<Id>,
     method: Option<String>,
     params: Option<Value>,
@@ -154,18 +147,15 @@ impl Envelope {
         self.problem.get_or_insert(problem);
     }
 
-    fn read_member(
-        &mut self,
-        name: &str,
-        reader: &mut Reader<'_>,
-        line: &[u8],
-    ) -> Result<(), json::Error> {
+    fn read_member(&mut self, name: &str, reader: &mut Reader<'_>) -> Result<(), json::Error> {
         let Some(member) = Member::from_name(name) else {
             reader.skip_value()?;
             return Ok(());
         };
         if self.has(member) {
-            self.duplicated |= member.bit();
+            if let Member::Id = member {
+                self.id = None;
+            }
             self.note(DecodeErrorKind::DuplicateMember(member.name()));
             reader.skip_value()?;
             return Ok(());
@@ -173,11 +163,11 @@ impl Envelope {
         self.seen |= member.bit();
         match member {
             Member::Jsonrpc => {
-                if !read_version(reader, line)? {
+                if !read_version(reader)? {
                     self.note(DecodeErrorKind::Version);
                 }
             }
-            Member::Id => match read_id(reader, line)? {
+            Member::Id => match read_id(reader)? {
                 Ok(id) => self.id = Some(id),
                 Err(problem) => self.note(problem),
             },
@@ -194,7 +184,7 @@ impl Envelope {
                 }
             },
             Member::Result => self.result = Some(reader.read_value()?),
-            Member::Error => match read_error_object(reader, line)? {
+            Member::Error => match read_error_object(reader)? {
                 Ok(error) => self.error = Some(error),
                 Err(problem) => self.note(problem),
             },
@@ -208,11 +198,7 @@ impl Envelope {
         let has_version = self.has(Member::Jsonrpc);
         let response_like =
             (self.has(Member::Result) || self.has(Member::Error)) && !self.has(Member::Method);
-        let id = if self.duplicated & Member::Id.bit() != 0 {
-            None
-        } else {
-            self.id
-        };
+        let id = self.id;
         let fail = |kind, id| Err(DecodeError::new(kind, id, response_like));
         if let Some(problem) = self.problem {
             return fail(problem, id);
@@ -258,34 +244,31 @@ fn read_text(reader: &mut Reader<'_>) -> Result<Option<(String, bool)>, json::Er
     }
 }
 
-/// The text of the next value, checked by the reader (which moves past it); `input`
-/// is the reader's input.
-fn skip_to_text<'a>(reader: &mut Reader<'_>, input: &'a [u8]) -> Result<&'a [u8], json::Error> {
+/// The text of the next value, checked by the reader (which moves past it) and
+/// taken from its input in place.
+fn skip_to_text<'a>(reader: &mut Reader<'a>) -> Result<&'a [u8], json::Error> {
     let range = reader.skip_value()?;
-    Ok(input.get(range).unwrap_or_default())
+    Ok(reader.input().get(range).unwrap_or_default())
 }
 
 /// Reads the `jsonrpc` value: whether it is the string `"2.0"`. The usual spelling
 /// is compared in place; any other string is decoded first (`"2\u002e0"` is
 /// `"2.0"` too).
-fn read_version(reader: &mut Reader<'_>, input: &[u8]) -> Result<bool, json::Error> {
-    let text = skip_to_text(reader, input)?;
+fn read_version(reader: &mut Reader<'_>) -> Result<bool, json::Error> {
+    let text = skip_to_text(reader)?;
     Ok(text == br#""2.0""#
         || (text.first() == Some(&b'"')
             && json::parse(text).is_ok_and(|v| v.as_str() == Some("2.0"))))
 }
 
 /// A number value's text, checked by the reader, as a [`Number`].
-fn read_number(reader: &mut Reader<'_>, input: &[u8]) -> Result<Option<Number>, json::Error> {
-    let text = skip_to_text(reader, input)?;
+fn read_number(reader: &mut Reader<'_>) -> Result<Option<Number>, json::Error> {
+    let text = skip_to_text(reader)?;
     Ok(core::str::from_utf8(text).ok().and_then(Number::from_text))
 }
 
 /// Reads an `id` value: a string, an integer text or `null`.
-fn read_id(
-    reader: &mut Reader<'_>,
-    input: &[u8],
-) -> Result<Result<Id, DecodeErrorKind>, json::Error> {
+fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json::Error> {
     match reader.peek() {
         Some(b'"') => {
             let (text, replaced) = reader.read_string()?;
@@ -295,7 +278,7 @@ fn read_id(
                 Ok(Id::String(text))
             })
         }
-        Some(b'-' | b'0'..=b'9') => match read_number(reader, input)? {
+        Some(b'-' | b'0'..=b'9') => match read_number(reader)? {
             Some(n) if n.is_integer() => Ok(Ok(Id::Number(n))),
             _ => Ok(Err(DecodeErrorKind::InvalidId)),
         },
@@ -314,7 +297,6 @@ fn read_id(
 /// "data"?: any}`. Other members are ignored; a duplicated one is an error.
 fn read_error_object(
     reader: &mut Reader<'_>,
-    input: &[u8],
 ) -> Result<Result<ErrorObject, DecodeErrorKind>, json::Error> {
     if reader.peek() != Some(b'{') {
         reader.skip_value()?;
@@ -328,7 +310,7 @@ fn read_error_object(
     while let Some(name) = reader.next_member_name()? {
         let duplicate = match &*name {
             "code" if code.is_none() => {
-                code = Some(read_integer(reader, input)?);
+                code = Some(read_integer(reader)?);
                 continue;
             }
             "message" if message.is_none() => {
@@ -367,9 +349,9 @@ fn read_error_object(
 }
 
 /// Reads an integer that fits an `i64`; `None` (value consumed) for anything else.
-fn read_integer(reader: &mut Reader<'_>, input: &[u8]) -> Result<Option<i64>, json::Error> {
+fn read_integer(reader: &mut Reader<'_>) -> Result<Option<i64>, json::Error> {
     match reader.peek() {
-        Some(b'-' | b'0'..=b'9') => Ok(read_number(reader, input)?.and_then(|n| n.as_i64())),
+        Some(b'-' | b'0'..=b'9') => Ok(read_number(reader)?.and_then(|n| n.as_i64())),
         _ => {
             reader.skip_value()?;
             Ok(None)
@@ -418,7 +400,7 @@ pub fn scan_prefix(prefix: &[u8]) -> LinePrefix {
         let complete = match Member::from_name(&name) {
             Some(Member::Id) => {
                 ids += 1;
-                match read_id(&mut reader, prefix) {
+                match read_id(&mut reader) {
                     // Nothing after the value: it may have been cut (`12` of `123`).
                     Ok(_) if reader.offset() >= prefix.len() => false,
                     Ok(id) => {

@@ -107,7 +107,7 @@ pub fn write_response_batch(responses: &[Response], out: &mut Vec<u8>) {
 /// Writes an id: its exact integer text, a quoted string, or `null`.
 pub fn write_id(id: &Id, out: &mut Vec<u8>) {
     match id {
-        Id::Number(n) => out.extend_from_slice(n.as_str().as_bytes()),
+        Id::Number(n) => out.extend_from_slice(n.text_bytes()),
         Id::String(s) => json::write_string(s, out),
         Id::Null => out.extend_from_slice(b"null"),
     }
@@ -116,7 +116,7 @@ pub fn write_id(id: &Id, out: &mut Vec<u8>) {
 /// Writes an error object: `{"code":…,"message":…}` plus `"data"` when present.
 pub fn write_error_object(error: &ErrorObject, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"code\":");
-    out.extend_from_slice(Number::from(error.code.code()).as_str().as_bytes());
+    out.extend_from_slice(Number::from(error.code.code()).text_bytes());
     out.extend_from_slice(b",\"message\":");
     json::write_string(&error.message, out);
     if let Some(data) = &error.data {
