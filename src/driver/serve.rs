@@ -13,7 +13,7 @@ use std::vec::Vec;
 use std::{boxed::Box, eprintln, format};
 
 use crate::extension::{Config, Event, Extension, Input, Output, RequestId, ServerInfo};
-use crate::json::{Object, Value};
+use crate::json::Value;
 use crate::message::{Tool, ToolResult};
 use crate::rpc::{ErrorCode, ErrorObject};
 
@@ -105,8 +105,10 @@ impl StdioExtension {
     }
 
     /// Sets the Extension endpoint's configuration (limits, input validation).
+    /// [`Config::custom_methods`] is left off: tools are all this driver serves, so
+    /// the endpoint answers any other method with -32601 itself.
     pub fn config(mut self, config: Config) -> StdioExtension {
-        self.config = Some(config);
+        self.config = Some(config.custom_methods(false));
         self
     }
 
@@ -215,13 +217,10 @@ fn handle_event(
             tool_name,
             input,
         } => {
+            // Every tool is added with its handler, and the endpoint refuses calls of
+            // tools it does not offer, so a handler is always found.
             let Some(handler) = handlers.get(&tool_name).cloned() else {
-                let data = Object::from_iter([("toolName", Value::from(tool_name.as_str()))]);
-                let error = ErrorObject::new(
-                    ErrorCode::InvalidParams,
-                    format!("Unknown tool '{tool_name}'"),
-                )
-                .with_data(Value::Object(data));
+                let error = ErrorObject::new(ErrorCode::InternalError, "No handler for the tool");
                 let _ = endpoint.respond_error(request, error);
                 return;
             };
@@ -246,18 +245,10 @@ fn handle_event(
                 let _ = endpoint.respond_error(request, error);
             }
         }
-        Event::Request {
-            request, method, ..
-        } => {
-            let error = ErrorObject::new(
-                ErrorCode::MethodNotFound,
-                format!("Method not found: {method}"),
-            );
-            let _ = endpoint.respond_value(request, Err(error));
-        }
         Event::Protocol(problem) => eprintln!("dhara extension: {problem}"),
         // Initialized, Shutdown (the exit follows once no call is pending), and unknown
-        // notifications need nothing from the tools.
+        // notifications need nothing from the tools; requests for other methods are
+        // answered by the endpoint (custom methods are off).
         _ => {}
     }
 }
@@ -292,7 +283,7 @@ fn spawn_stdin_reader(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json;
+    use crate::json::{self, Object};
     use std::io::Cursor;
 
     fn object_schema() -> Value {
