@@ -96,9 +96,27 @@ impl Clock {
         Instant(t.saturating_duration_since(self.origin))
     }
 
-    /// The `std` instant for an [`Instant`].
+    /// The `std` instant for an [`Instant`]. One too far in the future for
+    /// [`std::time::Instant`] (such as a deadline saturated at [`Duration::MAX`])
+    /// gives a far-future `std` instant, never one in the past.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use dhara_protocol::time::{Clock, Instant};
+    ///
+    /// let clock = Clock::new();
+    /// let never = Instant::from_duration(Duration::MAX);
+    /// assert!(clock.to_std(never) > std::time::Instant::now() + Duration::from_secs(3600));
+    /// ```
     pub fn to_std(&self, t: Instant) -> std::time::Instant {
-        self.origin.checked_add(t.0).unwrap_or(self.origin)
+        let mut since_origin = t.0;
+        loop {
+            if let Some(at) = self.origin.checked_add(since_origin) {
+                return at;
+            }
+            // Halving reaches zero, which always fits, within 128 steps.
+            since_origin /= 2;
+        }
     }
 }
 
