@@ -162,12 +162,16 @@ impl Calls {
         self.in_flight.get(&id)
     }
 
-    /// Moves a call's deadline (progress extending it).
-    pub(crate) fn set_deadline(&mut self, id: CallId, deadline: Deadline) {
-        if let Some(call) = self.in_flight.get_mut(&id) {
+    /// Moves a call's deadline for progress reported at `now`, when its policy says
+    /// so (see [`Deadline::after_progress`]).
+    pub(crate) fn extend_deadline(&mut self, id: CallId, now: Instant) {
+        let Some(call) = self.in_flight.get_mut(&id) else {
+            return;
+        };
+        if let Some(later) = call.deadline.after_progress(now) {
             self.deadlines.remove(&(call.deadline.at(), id));
-            self.deadlines.insert((deadline.at(), id));
-            call.deadline = deadline;
+            self.deadlines.insert((later.at(), id));
+            call.deadline = later;
         }
     }
 

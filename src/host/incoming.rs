@@ -169,13 +169,7 @@ impl Core {
             None => self.calls.single(),
         };
         if let Some(call) = call {
-            let later = self
-                .calls
-                .get(call)
-                .and_then(|c| c.deadline.after_progress(self.now));
-            if let Some(deadline) = later {
-                self.calls.set_deadline(call, deadline);
-            }
+            self.calls.extend_deadline(call, self.now);
         }
         self.events.push_back(Event::Progress { call, progress });
     }
