@@ -488,7 +488,7 @@ fn expect_error(
                 describe_error(error)
             ),
         ),
-        Err(error) if !allowed.contains(&response.id) => (
+        Err(_) if !allowed.contains(&response.id) => (
             Status::Fail,
             format!(
                 "error {} with id {}, expected id {}",
