@@ -68,6 +68,7 @@ fn initialize_call_and_shutdown() {
         other => panic!("expected the Core to refuse the input, got {other:?}"),
     }
     assert_eq!(ext.shutdown(), Ok(Some(0)));
+    assert!(!ext.killed(), "it exited on its own");
     assert!(ext.is_closed());
     assert!(ext.next_event().is_none());
 }
@@ -157,6 +158,7 @@ fn timeout_then_kill_after_the_grace() {
 
     // `hang` ignores shutdown: the Core kills after the grace, and the code is a signal's.
     assert_eq!(ext.shutdown(), Ok(None));
+    assert!(ext.killed(), "the driver killed it on the Core's decision");
     assert!(started.elapsed() >= Duration::from_millis(400));
     let seen = seen.lock().expect("trace log");
     let entries: Vec<&str> = seen.iter().map(|(_, e)| e.as_str()).collect();

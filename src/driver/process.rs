@@ -161,6 +161,8 @@ pub struct ExtensionProcess {
     /// When the child was seen to have exited, and its status, before it is reported.
     exit_seen: Option<(Instant, ExitStatus)>,
     exit_reported: bool,
+    /// The process was killed on the Core's decision.
+    killed: bool,
     closed: bool,
     stderr: Stderr,
     stderr_line: LineBuffer,
@@ -206,6 +208,7 @@ impl ExtensionProcess {
             stderr_open: true,
             exit_seen: None,
             exit_reported: false,
+            killed: false,
             closed: false,
             stderr: options.stderr,
             stderr_line: LineBuffer::default(),
@@ -296,6 +299,13 @@ impl ExtensionProcess {
     /// no more events will come from the loop.
     pub fn is_closed(&self) -> bool {
         self.closed
+    }
+
+    /// `true` once this driver has killed the process on the Core's decision
+    /// ([`Output::Kill`](crate::host::Output::Kill)), as opposed to the process ending
+    /// on its own, with or without an exit code.
+    pub fn killed(&self) -> bool {
+        self.killed
     }
 
     /// The loop: poll the Core and do what it says until it hands out an event, or
@@ -521,6 +531,7 @@ impl ExtensionProcess {
     /// Kills the child's process group (or the child alone where there is none), waits
     /// for it, and reports the exit.
     fn kill(&mut self) {
+        self.killed = true;
         if let Some(hook) = self.trace.as_mut() {
             hook(self.clock.now().since_origin(), Traced::Killed);
         }

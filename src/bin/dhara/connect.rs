@@ -221,10 +221,11 @@ pub fn shut_down(extension: &mut ExtensionProcess, options: &Options) {
     match extension.shutdown() {
         Ok(Some(0)) => {}
         Ok(Some(code)) => eprintln!("dhara: the extension exited with code {code}"),
-        Ok(None) => eprintln!(
+        Ok(None) if extension.killed() => eprintln!(
             "dhara: the extension did not exit within the grace period ({}) and was killed",
             format_duration(options.grace)
         ),
+        Ok(None) => eprintln!("dhara: the extension was ended by a signal"),
         Err(e) => eprintln!("dhara: shutdown: {e}"),
     }
 }
