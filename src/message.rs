@@ -393,15 +393,7 @@ impl<'a> ObjectWriter<'a> {
 
     /// Writes the array member `name`, each element with `encode`.
     fn list<T>(&mut self, name: &str, items: &[T], encode: fn(&T, &mut Vec<u8>)) {
-        let out = self.member(name);
-        out.push(b'[');
-        for (i, item) in items.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            encode(item, out);
-        }
-        out.push(b']');
+        json::write_array(items, encode, self.member(name));
     }
 
     fn end(self) {

@@ -100,4 +100,4 @@ pub use error::{Error, ErrorKind};
 pub use macros::json;
 pub use read::{ParseOptions, Reader, parse, parse_with};
 pub use value::{Number, Object, Value};
-pub use write::{to_vec, write_object, write_string, write_value};
+pub use write::{to_vec, write_array, write_object, write_string, write_value};

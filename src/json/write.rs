@@ -102,6 +102,25 @@ pub fn write_object(object: &Object, out: &mut Vec<u8>) {
     }
 }
 
+/// Appends a JSON array whose elements `write` appends, one item each: the way to
+/// write a list of typed messages without building [`Value`]s for them.
+///
+/// ```
+/// let mut out = Vec::new();
+/// dhara_protocol::json::write_array(&[1, 2, 3], |n, out| out.push(b'0' + *n), &mut out);
+/// assert_eq!(out, b"[1,2,3]");
+/// ```
+pub fn write_array<T>(items: &[T], mut write: impl FnMut(&T, &mut Vec<u8>), out: &mut Vec<u8>) {
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write(item, out);
+    }
+    out.push(b']');
+}
+
 /// Writes `{}` for an empty object; otherwise `{` and the first member's name, with
 /// the other members pushed on `open`, and returns the first member's value.
 #[inline]

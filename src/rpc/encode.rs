@@ -96,12 +96,12 @@ pub fn write_response_with(id: &Id, write_result: impl FnOnce(&mut Vec<u8>), out
 /// The specification forbids sending an empty batch (and a reply to a batch of only
 /// notifications is nothing at all): callers send nothing when `messages` is empty.
 pub fn write_batch(messages: &[Message], out: &mut Vec<u8>) {
-    write_array(messages, write_message, out);
+    json::write_array(messages, write_message, out);
 }
 
 /// Writes the responses to a batch as one JSON array (see [`write_batch`]).
 pub fn write_response_batch(responses: &[Response], out: &mut Vec<u8>) {
-    write_array(responses, write_response, out);
+    json::write_array(responses, write_response, out);
 }
 
 /// Writes an id: its exact integer text, a quoted string, or `null`.
@@ -158,15 +158,4 @@ fn write_call_with(method: &str, write_params: impl FnOnce(&mut Vec<u8>), out: &
 fn write_method(method: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(b",\"method\":");
     json::write_string(method, out);
-}
-
-fn write_array<T>(items: &[T], write: fn(&T, &mut Vec<u8>), out: &mut Vec<u8>) {
-    out.push(b'[');
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write(item, out);
-    }
-    out.push(b']');
 }
