@@ -122,6 +122,76 @@ pub fn write_line(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
     out.push(b'\n');
 }
 
+/// The outgoing side of an endpoint: lines waiting to be written, in one buffer that
+/// is reused for every message.
+///
+/// An endpoint appends lines with [`write_line`](OutputBuffer::write_line), and
+/// hands what is waiting to its driver with [`hand_out`](OutputBuffer::hand_out),
+/// which borrows the buffer; the next write or [`reclaim`](OutputBuffer::reclaim)
+/// clears it. So nothing is allocated per message once the buffer has grown, and a
+/// buffer grown by one huge message shrinks back afterwards.
+///
+/// ```
+/// use dhara_protocol::frame::OutputBuffer;
+///
+/// let mut out = OutputBuffer::new();
+/// out.write_line(|buf| buf.extend_from_slice(b"{}"));
+/// assert_eq!(out.hand_out(), Some(&b"{}\n"[..]));
+/// out.reclaim(); // the driver wrote those bytes
+/// assert_eq!(out.hand_out(), None);
+/// ```
+#[derive(Debug, Default)]
+pub struct OutputBuffer {
+    bytes: Vec<u8>,
+    /// `bytes` was handed out: clear it before writing again.
+    handed: bool,
+}
+
+impl OutputBuffer {
+    /// Past this capacity, the buffer shrinks back once its bytes were handed out.
+    pub const KEEP_BYTES: usize = 1 << 20;
+
+    /// An empty buffer.
+    pub const fn new() -> OutputBuffer {
+        OutputBuffer {
+            bytes: Vec::new(),
+            handed: false,
+        }
+    }
+
+    /// Appends one line: `write` appends the message, then `\n` follows.
+    pub fn write_line(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        self.reclaim();
+        write_line(&mut self.bytes, write);
+    }
+
+    /// The lines waiting to be written, if any. They count as handed out: the next
+    /// write or [`reclaim`](OutputBuffer::reclaim) clears them.
+    pub fn hand_out(&mut self) -> Option<&[u8]> {
+        self.reclaim();
+        if self.bytes.is_empty() {
+            return None;
+        }
+        self.handed = true;
+        Some(&self.bytes)
+    }
+
+    /// `true` when lines wait to be handed out.
+    pub fn is_pending(&self) -> bool {
+        !self.handed && !self.bytes.is_empty()
+    }
+
+    /// Clears what was handed out (the driver has written it).
+    pub fn reclaim(&mut self) {
+        if core::mem::take(&mut self.handed) {
+            self.bytes.clear();
+            if self.bytes.capacity() > Self::KEEP_BYTES {
+                self.bytes.shrink_to(Self::KEEP_BYTES);
+            }
+        }
+    }
+}
+
 /// An incremental line decoder: push bytes in as they are read, take frames out.
 ///
 /// See the [module documentation](self) for the rules it applies. Typical use:

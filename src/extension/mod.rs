@@ -186,10 +186,6 @@ struct Pending {
     route: Route,
 }
 
-/// Above this capacity the output buffer is given back to the allocator once it has
-/// been transmitted, so one huge tool result does not pin its memory for the session.
-const OUTPUT_KEEP_BYTES: usize = 1 << 20;
-
 /// The Extension endpoint: a sans-IO state machine for the extension side of the
 /// Dhara protocol.
 ///
@@ -278,9 +274,7 @@ pub struct Extension {
     config: Config,
     decoder: LineDecoder,
     /// The output buffer, reused for every message.
-    out: Vec<u8>,
-    /// `out` was handed to the driver: it is cleared before the next write.
-    out_handed: bool,
+    out: frame::OutputBuffer,
     events: VecDeque<Event>,
     pending: BTreeMap<RequestId, Pending>,
     batches: Batches,
@@ -307,8 +301,7 @@ impl Extension {
             registry: Registry::new(tools),
             decoder: LineDecoder::with_max_line_bytes(config.max_line_bytes),
             config,
-            out: Vec::new(),
-            out_handed: false,
+            out: frame::OutputBuffer::new(),
             events: VecDeque::new(),
             pending: BTreeMap::new(),
             batches: Batches::default(),
@@ -345,11 +338,10 @@ impl Extension {
     /// stdin is decoded and handled (which may produce either), then the shutdown
     /// that the end of stdin means, then the exit once nothing is pending.
     pub fn poll_output(&mut self) -> Output<'_> {
-        self.reclaim_output();
+        self.out.reclaim();
         loop {
-            if !self.out.is_empty() {
-                self.out_handed = true;
-                return Output::Transmit(&self.out);
+            if self.out.is_pending() {
+                return Output::Transmit(self.out.hand_out().unwrap_or_default());
             }
             if let Some(event) = self.events.pop_front() {
                 return Output::Event(event);
@@ -378,7 +370,7 @@ impl Extension {
         let pending = self.take_pending(request)?;
         match pending.route {
             // Written straight from the typed result, without building its value.
-            Route::Line => frame::write_line(self.output(), |buf| {
+            Route::Line => self.out.write_line(|buf| {
                 rpc::write_response_with(&pending.id, |out| result.write_json(out), buf)
             }),
             Route::Batch(batch) => {
@@ -421,13 +413,11 @@ impl Extension {
     /// Sends a `progress` notification for a pending request, with the request's
     /// JSON-RPC id as its `id` member. Any number of times before the answer.
     pub fn progress(&mut self, request: RequestId, message: &str) -> Result<(), UsageError> {
-        // The output buffer is made ready first, so the request's id can be written
-        // from where it is kept, without a copy.
-        self.reclaim_output();
+        // The request's id is written from where it is kept, without a copy.
         let Some(pending) = self.pending.get(&request) else {
             return Err(self.not_pending(request));
         };
-        frame::write_line(&mut self.out, |buf| {
+        self.out.write_line(|buf| {
             rpc::write_notification_with(
                 method::PROGRESS,
                 |out| Progress::write_parts(message, Some(&pending.id), out),
@@ -533,7 +523,8 @@ impl Extension {
     }
 
     fn write_response(&mut self, response: &Response) {
-        frame::write_line(self.output(), |buf| rpc::write_response(response, buf));
+        self.out
+            .write_line(|buf| rpc::write_response(response, buf));
     }
 
     /// Adds the answer to a request that came in a batch, and writes the batch's
@@ -547,29 +538,13 @@ impl Extension {
     /// Writes a finished batch's replies as one array line; nothing for none.
     fn write_batch(&mut self, replies: &[Response]) {
         if !replies.is_empty() {
-            frame::write_line(self.output(), |buf| rpc::write_response_batch(replies, buf));
+            self.out
+                .write_line(|buf| rpc::write_response_batch(replies, buf));
         }
     }
 
     fn write_notification(&mut self, method: &str, params: &Value) {
-        frame::write_line(self.output(), |buf| {
-            rpc::write_notification(method, Some(params), buf)
-        });
-    }
-
-    /// The output buffer, emptied first if its bytes were already handed out.
-    fn output(&mut self) -> &mut Vec<u8> {
-        self.reclaim_output();
-        &mut self.out
-    }
-
-    /// Clears the output buffer once the driver has had it.
-    fn reclaim_output(&mut self) {
-        if core::mem::take(&mut self.out_handed) {
-            self.out.clear();
-            if self.out.capacity() > OUTPUT_KEEP_BYTES {
-                self.out.shrink_to(OUTPUT_KEEP_BYTES);
-            }
-        }
+        self.out
+            .write_line(|buf| rpc::write_notification(method, Some(params), buf));
     }
 }

@@ -300,9 +300,7 @@ pub struct Core {
     batch: VecDeque<Result<Message, DecodeError>>,
     batch_answers: Vec<Response>,
 
-    out: Vec<u8>,
-    /// `out` was handed to the driver: clear it before writing again.
-    out_handed: bool,
+    out: frame::OutputBuffer,
     events: VecDeque<Event>,
 
     /// Why `shutdown` was sent, once it was.
@@ -329,8 +327,7 @@ impl Core {
             decoder: LineDecoder::with_max_line_bytes(config.max_line_bytes),
             batch: VecDeque::new(),
             batch_answers: Vec::new(),
-            out: Vec::new(),
-            out_handed: false,
+            out: frame::OutputBuffer::new(),
             events: VecDeque::new(),
             shutdown: None,
             grace_ends: None,
@@ -502,9 +499,9 @@ impl Core {
 
     /// What to do next. Call it until it returns [`Output::Wait`].
     pub fn poll_output(&mut self) -> Output<'_> {
-        self.reclaim_output();
+        self.out.reclaim();
         loop {
-            if !self.out.is_empty() {
+            if self.out.is_pending() {
                 break;
             }
             if let Some(event) = self.events.pop_front() {
@@ -517,8 +514,7 @@ impl Core {
                 return Output::Wait(self.next_timer().map(|timer| timer.at));
             }
         }
-        self.out_handed = true;
-        Output::Transmit(&self.out)
+        Output::Transmit(self.out.hand_out().unwrap_or_default())
     }
 
     /// Does the next piece of pending work, if any: fire one due timer, handle one
@@ -704,16 +700,8 @@ impl Core {
 
     /// Appends one line to the output buffer; nothing once the process has exited.
     fn send(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
-        self.reclaim_output();
         if self.exit.is_none() {
-            frame::write_line(&mut self.out, write);
-        }
-    }
-
-    /// Clears the output buffer once the driver has had it.
-    fn reclaim_output(&mut self) {
-        if core::mem::take(&mut self.out_handed) {
-            self.out.clear();
+            self.out.write_line(write);
         }
     }
 }
