@@ -92,12 +92,14 @@
 
 mod error;
 mod macros;
+mod raw;
 mod read;
 mod value;
 mod write;
 
 pub use error::{Error, ErrorKind};
 pub use macros::json;
+pub use raw::RawValue;
 pub use read::{ParseOptions, Reader, parse, parse_with};
 pub use value::{Number, Object, Value};
 pub use write::{to_vec, write_array, write_object, write_string, write_value};

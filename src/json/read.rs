@@ -14,6 +14,7 @@ use alloc::vec::Vec;
 use core::ops::Range;
 
 use super::error::{Error, ErrorKind};
+use super::raw::RawValue;
 use super::value::{Number, Object, Value};
 
 /// Limits and choices for parsing.
@@ -259,13 +260,20 @@ impl<'a> Reader<'a> {
     /// instead). [`ExpectedString`](ErrorKind::ExpectedString), with nothing consumed,
     /// if the next value is not a string.
     pub fn read_string(&mut self) -> Result<(String, bool), Error> {
+        let (text, replaced) = self.read_str()?;
+        Ok((text.into_owned(), replaced))
+    }
+
+    /// [`read_string`](Reader::read_string), with the text borrowed from the input
+    /// when it holds no escape.
+    pub fn read_str(&mut self) -> Result<(Cow<'a, str>, bool), Error> {
         self.after_open = false;
         if self.peek() != Some(b'"') {
             return Err(self.error(ErrorKind::ExpectedString, self.pos));
         }
         let mut text = Cow::default();
         let replaced = self.string(&mut text, Place::Value { in_object: false })?;
-        Ok((text.into_owned(), replaced))
+        Ok((text, replaced))
     }
 
     /// Checks one whole value without building it; returns its byte range in the input.
@@ -274,6 +282,22 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         self.walk(&mut Skip)?;
         Ok(start..self.pos)
+    }
+
+    /// Checks one whole value without building it, like
+    /// [`skip_value`](Reader::skip_value), and returns its text.
+    pub fn read_raw(&mut self) -> Result<RawValue<'a>, Error> {
+        let range = self.skip_value()?;
+        match self.text.get(range) {
+            Some(text) => Ok(RawValue::checked(
+                text,
+                ParseOptions {
+                    max_depth: self.max_depth,
+                    strict_surrogates: self.strict_surrogates,
+                },
+            )),
+            None => Err(self.error(ErrorKind::InvalidUtf8, self.text.len())),
+        }
     }
 
     /// Checks that only whitespace remains.
