@@ -32,11 +32,20 @@ pub struct RawValue<'a> {
     options: ParseOptions,
 }
 
+impl RawValue<'static> {
+    /// `null`, checked under the default options: what a reader of an absent
+    /// member or payload is given in its place.
+    pub const NULL: RawValue<'static> = RawValue {
+        text: "null",
+        options: ParseOptions::DEFAULT,
+    };
+}
+
 impl<'a> RawValue<'a> {
     /// Checks that `text` is one JSON value (whitespace around it allowed) under
     /// `options`, and keeps the value's text.
     pub fn from_text(text: &'a str, options: &ParseOptions) -> Result<RawValue<'a>, Error> {
-        let mut reader = Reader::new(text.as_bytes(), options);
+        let mut reader = Reader::for_text(text, options);
         let raw = reader.read_raw()?;
         reader.finish()?;
         Ok(raw)
@@ -82,7 +91,7 @@ impl<'a> RawValue<'a> {
 
     /// A reader at the start of the value, with the options it was checked under.
     pub fn reader(&self) -> Reader<'a> {
-        Reader::new(self.text.as_bytes(), &self.options)
+        Reader::for_text(self.text, &self.options)
     }
 }
 

@@ -145,6 +145,20 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A reader at the start of `text`, which is known to be UTF-8 already: it is
+    /// not checked again.
+    pub fn for_text(text: &'a str, options: &ParseOptions) -> Reader<'a> {
+        Reader {
+            input: text.as_bytes(),
+            text,
+            pos: 0,
+            depth: 0,
+            max_depth: options.max_depth,
+            strict_surrogates: options.strict_surrogates,
+            after_open: false,
+        }
+    }
+
     /// The byte offset of the next unread byte.
     pub fn offset(&self) -> usize {
         self.pos
