@@ -305,7 +305,7 @@ impl Members {
 
     fn string(&mut self, name: &str) -> Result<String, FieldError> {
         match self.take(name) {
-            Some(Value::String(s)) => Ok(s),
+            Some(Value::String(s)) => Ok(s.into_string()),
             Some(other) => Err(FieldError::mistyped(A_STRING, &other).in_member(name)),
             None => Err(FieldError::missing(A_STRING).in_member(name)),
         }
@@ -314,7 +314,7 @@ impl Members {
     fn optional_string(&mut self, name: &str) -> Result<Option<String>, FieldError> {
         match self.take(name) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
+            Some(Value::String(s)) => Ok(Some(s.into_string())),
             Some(other) => Err(FieldError::mistyped(A_STRING, &other).in_member(name)),
         }
     }
@@ -843,7 +843,7 @@ fn take_string(object: &mut Object, name: &str) -> String {
 /// Moves out the string member `name`; `None` when it is absent or not a string.
 fn take_optional_string(object: &mut Object, name: &str) -> Option<String> {
     match object.get_mut(name) {
-        Some(Value::String(s)) => Some(core::mem::take(s)),
+        Some(Value::String(s)) => Some(core::mem::take(s).into_string()),
         _ => None,
     }
 }
@@ -871,7 +871,7 @@ impl Progress {
         let id = match m.take("id") {
             None => None,
             Some(Value::Null) => Some(Id::Null),
-            Some(Value::String(s)) => Some(Id::String(s)),
+            Some(Value::String(s)) => Some(Id::String(s.into_string())),
             Some(Value::Number(n)) if n.is_integer() => Some(Id::Number(n)),
             Some(other) => return Err(FieldError::mistyped(AN_ID, &other).in_member("id")),
         };
@@ -881,7 +881,7 @@ impl Progress {
     fn write(self) -> Value {
         let id = self.id.map(|id| match id {
             Id::Number(n) => Value::Number(n),
-            Id::String(s) => Value::String(s),
+            Id::String(s) => Value::from(s),
             Id::Null => Value::Null,
         });
         object([("message", Some(self.message.into())), ("id", id)])
