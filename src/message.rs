@@ -1139,7 +1139,7 @@ impl Progress {
     fn write(self) -> Value {
         let id = self.id.map(|id| match id {
             Id::Number(n) => Value::Number(n),
-            Id::String(s) => Value::String(s),
+            Id::String(s) => Value::from(s),
             Id::Null => Value::Null,
         });
         object([("message", Some(self.message.into())), ("id", id)])

@@ -36,13 +36,13 @@ fn value() -> impl Strategy<Value = Value> {
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::from),
         number_text().prop_map(Value::Number),
-        any::<String>().prop_map(Value::String),
+        any::<String>().prop_map(Value::from),
     ];
     leaf.prop_recursive(4, 48, 6, |inner| {
         prop_oneof![
             vec(inner.clone(), 0..6).prop_map(Value::Array),
             vec((any::<String>(), inner), 0..6)
-                .prop_map(|members| Value::Object(Object::from(members))),
+                .prop_map(|members| Value::Object(Object::from_iter(members))),
         ]
     })
 }

@@ -94,6 +94,7 @@ mod error;
 mod macros;
 mod raw;
 mod read;
+mod string;
 mod value;
 mod write;
 
@@ -101,5 +102,6 @@ pub use error::{Error, ErrorKind};
 pub use macros::json;
 pub use raw::RawValue;
 pub use read::{ParseOptions, Reader, parse, parse_with};
+pub use string::Str;
 pub use value::{Number, Object, Value};
 pub use write::{to_vec, write_array, write_object, write_string, write_value};

@@ -15,6 +15,7 @@ use core::ops::Range;
 
 use super::error::{Error, ErrorKind};
 use super::raw::RawValue;
+use super::string::Str;
 use super::value::{Number, Object, Value};
 
 /// Limits and choices for parsing.
@@ -904,7 +905,7 @@ impl Sink<'_> for Skip {
 struct Tree {
     /// Members of the open objects. A member is pushed with a `null` placeholder
     /// when its name is read.
-    members: Vec<(String, Value)>,
+    members: Vec<(Str, Value)>,
     /// Elements of the open arrays, and the root value.
     elements: Vec<Value>,
     /// For each open container, where its members or elements start.
@@ -963,7 +964,7 @@ impl Tree {
     }
 
     #[inline]
-    fn string(&mut self, s: String, place: Place) {
+    fn string(&mut self, s: Str, place: Place) {
         match place {
             Place::Name => self.members.push((s, Value::Null)),
             Place::Value { in_object } => self.complete(Value::String(s), in_object),
@@ -983,11 +984,11 @@ impl Strings<'_> for Tree {
     type Text = String;
     #[inline]
     fn str(&mut self, s: &str, place: Place) {
-        self.string(String::from(s), place);
+        self.string(Str::from(s), place);
     }
     #[inline]
     fn decoded(&mut self, text: String, place: Place) {
-        self.string(text, place);
+        self.string(Str::from(text), place);
     }
 }
 
