@@ -101,3 +101,62 @@ impl fmt::Display for RawValue<'_> {
         f.write_str(self.text)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::ErrorKind;
+
+    #[test]
+    fn only_one_whole_value_is_taken() {
+        let options = ParseOptions::DEFAULT;
+        let raw = RawValue::from_text("\t[1, {\"a\": null}]\n", &options);
+        assert_eq!(raw.map(|r| r.as_str()), Ok("[1, {\"a\": null}]"));
+        let kind = |text| RawValue::from_text(text, &options).map_err(|e| e.kind());
+        assert_eq!(kind("1 2"), Err(ErrorKind::TrailingCharacters));
+        assert_eq!(kind(""), Err(ErrorKind::UnexpectedEnd));
+        assert_eq!(kind("[1,]"), Err(ErrorKind::UnexpectedByte(b']')));
+    }
+
+    #[test]
+    fn the_options_it_was_checked_under_go_with_it() {
+        let strict = ParseOptions {
+            strict_surrogates: true,
+            ..ParseOptions::DEFAULT
+        };
+        let lone = r#""\ud800""#;
+        assert_eq!(
+            RawValue::from_text(lone, &strict).map_err(|e| e.kind()),
+            Err(ErrorKind::LoneSurrogate)
+        );
+        let raw = RawValue::from_text(lone, &ParseOptions::DEFAULT);
+        assert_eq!(raw.map(|r| r.parse()), Ok(Value::from("\u{FFFD}")));
+
+        // Depth counts from where the value was read: `[[1]]` inside an array was
+        // checked at depth 3, and reads alone under the same limit.
+        let shallow = ParseOptions {
+            max_depth: 3,
+            ..ParseOptions::DEFAULT
+        };
+        let mut reader = Reader::new(b"[[[1]]]", &shallow);
+        assert!(reader.begin_array().is_ok());
+        assert_eq!(reader.next_element(), Ok(true));
+        let raw = reader.read_raw();
+        assert_eq!(raw.as_ref().map(|r| *r.options()), Ok(shallow));
+        assert_eq!(raw.map(|r| r.reader().skip_value().is_ok()), Ok(true));
+        let mut reader = Reader::new(b"[[[[1]]]]", &shallow);
+        assert!(reader.begin_array().is_ok());
+        assert_eq!(reader.next_element(), Ok(true));
+        assert_eq!(
+            reader.read_raw().map_err(|e| e.kind()),
+            Err(ErrorKind::TooDeep)
+        );
+    }
+
+    #[test]
+    fn null_stands_for_an_absent_value() {
+        assert!(RawValue::NULL.is_null());
+        assert_eq!(RawValue::NULL.parse(), Value::Null);
+        assert_eq!(RawValue::NULL.first_byte(), b'n');
+    }
+}

@@ -402,10 +402,10 @@ fn read_version(reader: &mut Reader<'_>) -> Result<bool, json::Error> {
             && json::parse(text).is_ok_and(|v| v.as_str() == Some("2.0"))))
 }
 
-/// A number value's text, checked by the reader, as a [`Number`].
-fn read_number(reader: &mut Reader<'_>) -> Result<Option<Number>, json::Error> {
-    let text = skip_to_text(reader)?;
-    Ok(core::str::from_utf8(text).ok().and_then(Number::from_text))
+/// The number at the reader (its first byte was seen to be `-` or a digit), its
+/// text checked by the reader and taken as it is.
+fn read_number(reader: &mut Reader<'_>) -> Result<Number, json::Error> {
+    Ok(Number::from_checked_bytes(skip_to_text(reader)?))
 }
 
 /// Reads an `id` value: a string, an integer text or `null`.
@@ -420,7 +420,7 @@ fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json:
             })
         }
         Some(b'-' | b'0'..=b'9') => match read_number(reader)? {
-            Some(n) if n.is_integer() => Ok(Ok(Id::Number(n))),
+            n if n.is_integer() => Ok(Ok(Id::Number(n))),
             _ => Ok(Err(DecodeErrorKind::InvalidId)),
         },
         Some(b'n') => {
@@ -492,7 +492,7 @@ fn read_error_object<'a, F: Form<'a>>(
 /// Reads an integer that fits an `i64`; `None` (value consumed) for anything else.
 fn read_integer(reader: &mut Reader<'_>) -> Result<Option<i64>, json::Error> {
     match reader.peek() {
-        Some(b'-' | b'0'..=b'9') => Ok(read_number(reader)?.and_then(|n| n.as_i64())),
+        Some(b'-' | b'0'..=b'9') => Ok(read_number(reader)?.as_i64()),
         _ => {
             reader.skip_value()?;
             Ok(None)
