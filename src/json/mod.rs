@@ -4,7 +4,8 @@
 //!   [`write_value`] write compact JSON; `Display` for [`Value`] writes the same text.
 //! * [`Reader`] walks a text a member or an element at a time, reading, or only
 //!   checking ([`Reader::skip_value`]), the values it wants. It shares its grammar
-//!   with [`parse`].
+//!   with [`parse`]. [`Reader::read_raw`] checks a value and keeps it as a
+//!   [`RawValue`], a slice of the text, for whoever reads it later.
 //! * Numbers keep their exact text ([`Number`]), so parse → write is byte-identical.
 //! * Objects keep member order and duplicate names ([`Object`]); lookup by name
 //!   returns the last member with that name.
