@@ -25,7 +25,19 @@ pub(super) struct Batch {
     entries: VecDeque<Result<Range<usize>, DecodeError>>,
 }
 
+/// A batch line copy bigger than this is freed once its batch is handled.
+const KEEP_BATCH_LINE_BYTES: usize = 64 * 1024;
+
 impl Batch {
+    /// Lets go of a handled batch's line; a large one is freed.
+    fn close(&mut self) {
+        if self.line.capacity() > KEEP_BATCH_LINE_BYTES {
+            self.line = Vec::new();
+        } else {
+            self.line.clear();
+        }
+    }
+
     /// Keeps the batch `line` decoded into `entries`.
     fn open(&mut self, line: &[u8], entries: Vec<Result<MessageView<'_>, DecodeError>>) {
         self.line.clear();
@@ -106,9 +118,12 @@ impl Core {
             Err(error) => self.handle_entry(Err(error), true),
         }
         self.batch.line = line;
-        if self.batch.entries.is_empty() && !self.batch_answers.is_empty() {
-            let answers = core::mem::take(&mut self.batch_answers);
-            self.send(|out| rpc::write_response_batch(&answers, out));
+        if self.batch.entries.is_empty() {
+            self.batch.close();
+            if !self.batch_answers.is_empty() {
+                let answers = core::mem::take(&mut self.batch_answers);
+                self.send(|out| rpc::write_response_batch(&answers, out));
+            }
         }
         true
     }
