@@ -8,9 +8,11 @@
 //! - `floor`: every byte read once, a word at a time (rotate-and-XOR folding `u64`s), the
 //!   speed of a plain scalar pass over the bytes on this machine, in this run;
 //! - (a) `json::parse`: each line to an owned [`json::Value`];
-//! - (b) `rpc::decode`: each line as an endpoint decodes it: the envelope (`jsonrpc`,
-//!   `id`, `method`) read without building a tree, the whole line validated,
-//!   `params` / `result` / `error` built as a `Value`;
+//! - (b) `rpc::decode_view`: each line as an endpoint decodes it: the envelope
+//!   (`jsonrpc`, `id`, `method`) read without building a tree, the whole line
+//!   validated, `params` / `result` / `error.data` left as `json::RawValue`s (checked
+//!   slices of the line); and, for comparison, `rpc::decode`, the same decoder
+//!   building those payloads as owned `Value`s;
 //! - (c) `json::write_value` of the values from (a), and `rpc::write_message` of
 //!   the messages from (b), each into one reused buffer;
 //! - (d) `frame::LineDecoder` fed the stream in 64 KiB chunks;
@@ -35,7 +37,7 @@ use dhara_protocol::frame::{Frame, LineDecoder};
 use dhara_protocol::host::{self, CallId, Core, Reply};
 use dhara_protocol::json::{self, Object, Value};
 use dhara_protocol::message::{InitializeParams, Progress, Tool, ToolResult};
-use dhara_protocol::rpc::{self, Incoming, Message};
+use dhara_protocol::rpc::{self, Incoming, IncomingView, Message};
 use dhara_protocol::time;
 
 #[path = "throughput/traffic.rs"]
@@ -236,7 +238,20 @@ fn parse(t: &Traffic) -> Sample {
     mark.sample(t.bytes.len(), t.lines.len())
 }
 
-/// (b) Each line as an endpoint decodes it (and dropped).
+/// (b) Each line as an endpoint decodes it (and dropped): the envelope checked and
+/// read, the payloads checked and left as slices of the line.
+fn decode_view(t: &Traffic) -> Sample {
+    let mark = Mark::now();
+    for line in t.lines() {
+        match rpc::decode_view(line) {
+            IncomingView::Single(Ok(message)) => drop(black_box(message)),
+            other => panic!("{}: a generated line is not a message: {other:?}", t.name),
+        }
+    }
+    mark.sample(t.bytes.len(), t.lines.len())
+}
+
+/// (b) Each line to an owned message, payloads built as `Value`s (and dropped).
 fn decode(t: &Traffic) -> Sample {
     let mark = Mark::now();
     for line in t.lines() {
@@ -557,10 +572,11 @@ fn main() {
             (Vec::with_capacity(longest), Vec::with_capacity(longest));
 
         // Each pass: its name, whether its allocations are printed, and the pass.
-        let passes: [(&str, bool, &mut dyn FnMut() -> Sample); 7] = [
+        let passes: [(&str, bool, &mut dyn FnMut() -> Sample); 8] = [
             ("floor (word-at-a-time scan)", false, &mut || floor(&t)),
             ("(a) json::parse", true, &mut || parse(&t)),
-            ("(b) rpc::decode", true, &mut || decode(&t)),
+            ("(b) rpc::decode_view", true, &mut || decode_view(&t)),
+            ("(b) rpc::decode, owned payloads", true, &mut || decode(&t)),
             ("(c) json::write_value", true, &mut || {
                 write_values(&values, &mut out)
             }),

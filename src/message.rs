@@ -1,7 +1,8 @@
 //! The Dhara methods: names, typed params and results, and content items.
 //!
-//! Each type converts to and from [`json::Value`] with a
-//! [`FieldError`] naming the path of a missing or mistyped field.
+//! Each type is read straight from JSON text ([`json::RawValue`]) or from a
+//! [`json::Value`], and written as either, with a [`FieldError`] naming the path of a
+//! missing or mistyped field.
 //!
 //! | method | direction | params | result |
 //! |---|---|---|---|
@@ -14,11 +15,15 @@
 //!
 //! # Reading and writing
 //!
-//! Every type has `from_value` (which consumes the value, so strings move rather
-//! than copy), `to_value` and `into_value`, and the matching `TryFrom<Value>` and
-//! `From<_> for Value`; and `write_json`, which appends the same JSON text as
-//! writing `to_value` would, straight into a buffer without building the value (the
-//! endpoints send their messages this way).
+//! Every type has `from_raw`, which reads it straight from the text of a JSON value
+//! with a [`json::Reader`], building no tree except for the members that are JSON
+//! values themselves (a tool's `input` and `inputSchema`, a content item of an
+//! unknown type): the endpoints read what they receive this way, from
+//! [`rpc::decode_view`]'s payloads. `from_value` applies the very same rules to a
+//! [`Value`] (it reads the value's text). Then `to_value` and `into_value`, and the
+//! matching `TryFrom<Value>` and `From<_> for Value`; and `write_json`, which appends
+//! the same JSON text as writing `to_value` would, straight into a buffer without
+//! building the value (the endpoints send their messages this way).
 //!
 //! Reading is exact where the protocol is exact and lenient where it is silent:
 //!
@@ -43,11 +48,12 @@
 //! `tools[2].inputSchema`. Writing emits exactly the members the protocol names, in
 //! the order of the published examples, leaving out absent optional members.
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::json::{self, Object, Value};
+use crate::json::{self, Object, ParseOptions, RawValue, Reader, Value};
 use crate::rpc::{self, Id};
 use crate::schema::SchemaError;
 
@@ -208,11 +214,13 @@ impl FieldError {
         }
     }
 
-    fn mistyped(expected: &'static str, found: &Value) -> FieldError {
+    /// Text that is not JSON where a value was expected. A checked
+    /// [`RawValue`] never gives this.
+    fn not_json(_: json::Error) -> FieldError {
         FieldError {
             path: String::new(),
-            expected,
-            found: Some(found.type_name()),
+            expected: "JSON text",
+            found: Some("text that is not JSON"),
         }
     }
 
@@ -285,61 +293,186 @@ const A_BOOLEAN: &str = "a boolean";
 const A_SCHEMA: &str = "a JSON Schema (an object or a boolean)";
 const AN_ID: &str = "a string, an integer or null";
 
-/// The members of one object being read; each one is moved out as it is read.
-struct Members {
-    object: Object,
+// ---- Reading straight from JSON text ------------------------------------------------
+//
+// Every type is read with a `json::Reader` from the text of its value, building no tree
+// except for the members that are JSON values themselves (a tool's `input` and
+// `inputSchema`, an unknown content item). A reading function consumes the whole value
+// it is at, whether it fits or not; the outer `Err` is text that is not JSON (which a
+// checked `RawValue` never is), the inner one a member that does not fit.
+
+/// What reading one value gives.
+type Read<T> = Result<Result<T, FieldError>, json::Error>;
+
+/// The JSON type of the value at the reader, as [`Value::type_name`] names it.
+fn type_at(r: &mut Reader<'_>) -> &'static str {
+    match r.peek() {
+        Some(b'"') => "string",
+        Some(b'{') => "object",
+        Some(b'[') => "array",
+        Some(b't' | b'f') => "boolean",
+        Some(b'n') => "null",
+        _ => "number",
+    }
 }
 
-impl Members {
-    fn of(value: Value) -> Result<Members, FieldError> {
-        match value {
-            Value::Object(object) => Ok(Members { object }),
-            other => Err(FieldError::mistyped(AN_OBJECT, &other)),
+/// Skips the value at the reader, which is not what `expected` says.
+fn mistyped<T>(r: &mut Reader<'_>, expected: &'static str) -> Read<T> {
+    let found = type_at(r);
+    r.skip_value()?;
+    Ok(Err(FieldError {
+        path: String::new(),
+        expected,
+        found: Some(found),
+    }))
+}
+
+/// Reads a string.
+fn read_string(r: &mut Reader<'_>) -> Read<String> {
+    match r.peek() {
+        Some(b'"') => Ok(Ok(r.read_string()?.0)),
+        _ => mistyped(r, A_STRING),
+    }
+}
+
+/// Reads a string or `null`.
+fn read_optional_string(r: &mut Reader<'_>) -> Read<Option<String>> {
+    match r.peek() {
+        Some(b'n') => r.skip_value().map(|_| Ok(None)),
+        _ => Ok(read_string(r)?.map(Some)),
+    }
+}
+
+/// Reads `true`, `false` or `null`.
+fn read_flag(r: &mut Reader<'_>) -> Read<Option<bool>> {
+    match r.peek() {
+        Some(b'n') => r.skip_value().map(|_| Ok(None)),
+        Some(b't' | b'f') => Ok(Ok(Some(r.read_raw()?.as_str() == "true"))),
+        _ => mistyped(r, A_BOOLEAN),
+    }
+}
+
+/// Reads a request id: a string, an integer or `null`.
+fn read_id(r: &mut Reader<'_>) -> Read<Option<Id>> {
+    let id = match r.peek() {
+        Some(b'n') => {
+            r.skip_value()?;
+            Id::Null
+        }
+        Some(b'"') => Id::String(r.read_string()?.0),
+        Some(b'-' | b'0'..=b'9') => {
+            let raw = r.read_raw()?;
+            match json::Number::from_text(raw.as_str()).filter(json::Number::is_integer) {
+                Some(n) => Id::Number(n),
+                None => {
+                    return Ok(Err(FieldError {
+                        path: String::new(),
+                        expected: AN_ID,
+                        found: Some("number"),
+                    }));
+                }
+            }
+        }
+        _ => return mistyped(r, AN_ID),
+    };
+    Ok(Ok(Some(id)))
+}
+
+/// Reads any value as a tree.
+fn read_any(r: &mut Reader<'_>) -> Read<Value> {
+    Ok(Ok(r.read_value()?))
+}
+
+/// Reads an array, each element with `read`; the first element that does not fit
+/// is the error.
+fn read_list<'a, T>(r: &mut Reader<'a>, read: fn(&mut Reader<'a>) -> Read<T>) -> Read<Vec<T>> {
+    if r.peek() != Some(b'[') {
+        return mistyped(r, AN_ARRAY);
+    }
+    r.begin_array()?;
+    let mut out = Ok(Vec::new());
+    let mut index = 0;
+    while r.next_element()? {
+        match (read(r)?, &mut out) {
+            (Ok(item), Ok(items)) => items.push(item),
+            (Err(e), Ok(_)) => out = Err(e.in_element(index)),
+            (_, Err(_)) => {}
+        }
+        index += 1;
+    }
+    Ok(out)
+}
+
+/// Reads an object, giving each member to `member`, which reads its value and
+/// returns `true`, or returns `false` to have it skipped.
+fn read_members<'a>(
+    r: &mut Reader<'a>,
+    mut member: impl FnMut(&str, &mut Reader<'a>) -> Result<bool, json::Error>,
+) -> Read<()> {
+    if r.peek() != Some(b'{') {
+        return mistyped(r, AN_OBJECT);
+    }
+    r.begin_object()?;
+    while let Some(name) = r.next_member_name()? {
+        if !member(&name, r)? {
+            r.skip_value()?;
         }
     }
+    Ok(Ok(()))
+}
 
-    /// Moves out the value of member `name` (the last one if repeated).
-    fn take(&mut self, name: &str) -> Option<Value> {
-        self.object.get_mut(name).map(Value::take)
+/// A member read as it came, the last one when repeated (as [`Object::get`] does).
+struct Slot<T>(Option<Result<T, FieldError>>);
+
+impl<T> Slot<T> {
+    fn new() -> Slot<T> {
+        Slot(None)
     }
 
-    fn string(&mut self, name: &str) -> Result<String, FieldError> {
-        match self.take(name) {
-            Some(Value::String(s)) => Ok(s),
-            Some(other) => Err(FieldError::mistyped(A_STRING, &other).in_member(name)),
-            None => Err(FieldError::missing(A_STRING).in_member(name)),
-        }
-    }
-
-    fn optional_string(&mut self, name: &str) -> Result<Option<String>, FieldError> {
-        match self.take(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(FieldError::mistyped(A_STRING, &other).in_member(name)),
-        }
-    }
-
-    fn any(&mut self, name: &str) -> Result<Value, FieldError> {
-        self.take(name)
-            .ok_or_else(|| FieldError::missing("a JSON value").in_member(name))
-    }
-
-    /// Reads the array member `name`, each element with `read`.
-    fn list<T>(
+    /// Reads (again) the member's value.
+    fn read<'a>(
         &mut self,
-        name: &str,
-        read: fn(Value) -> Result<T, FieldError>,
-    ) -> Result<Vec<T>, FieldError> {
-        let elements = match self.take(name) {
-            Some(Value::Array(elements)) => elements,
-            Some(other) => return Err(FieldError::mistyped(AN_ARRAY, &other).in_member(name)),
-            None => return Err(FieldError::missing(AN_ARRAY).in_member(name)),
-        };
-        let mut out = Vec::with_capacity(elements.len());
-        for (index, element) in elements.into_iter().enumerate() {
-            out.push(read(element).map_err(|e| e.in_element(index).in_member(name))?);
+        r: &mut Reader<'a>,
+        read: fn(&mut Reader<'a>) -> Read<T>,
+    ) -> Result<bool, json::Error> {
+        self.0 = Some(read(r)?);
+        Ok(true)
+    }
+
+    /// The member `name`, which must be present.
+    fn required(self, name: &str, expected: &'static str) -> Result<T, FieldError> {
+        match self.0 {
+            Some(read) => read.map_err(|e| e.in_member(name)),
+            None => Err(FieldError::missing(expected).in_member(name)),
         }
-        Ok(out)
+    }
+}
+
+impl<T> Slot<Option<T>> {
+    /// The member `name`, which may be absent.
+    fn optional(self, name: &str) -> Result<Option<T>, FieldError> {
+        match self.0 {
+            Some(read) => read.map_err(|e| e.in_member(name)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Options for reading the text written from a [`Value`]: any depth (the value was
+/// built, not read), lone surrogates as the writer escapes them.
+const VALUE_TEXT: ParseOptions = ParseOptions {
+    max_depth: usize::MAX,
+    strict_surrogates: false,
+};
+
+/// Reads a type from a reader at the start of its value, to the end of the text.
+fn read_whole<'a, T>(
+    mut r: Reader<'a>,
+    read: fn(&mut Reader<'a>) -> Read<T>,
+) -> Result<T, FieldError> {
+    match read(&mut r).and_then(|field| r.finish().map(|()| field)) {
+        Ok(field) => field,
+        Err(error) => Err(FieldError::not_json(error)),
     }
 }
 
@@ -401,15 +534,25 @@ impl<'a> ObjectWriter<'a> {
     }
 }
 
-/// `from_value`, `to_value`, `into_value` and `write_json`, plus the standard
-/// conversions, for a type whose reading and writing are given as `read(Value)`,
-/// `write(self)` and `encode(&self, out)`.
+/// `from_raw`, `from_value`, `to_value`, `into_value` and `write_json`, plus the
+/// standard conversions, for a type whose reading and writing are given as
+/// `read(&mut Reader)`, `write(self)` and `encode(&self, out)`.
 macro_rules! value_conversions {
     ($type:ident, $what:literal) => {
         impl $type {
-            #[doc = concat!("Reads ", $what, " from a JSON value, moving its strings out.")]
+            #[doc = concat!("Reads ", $what, " straight from the text of a JSON value,")]
+            /// building no tree but for the members that are JSON values themselves.
+            pub fn from_raw(raw: RawValue<'_>) -> Result<$type, FieldError> {
+                read_whole(raw.reader(), $type::read)
+            }
+
+            #[doc = concat!("Reads ", $what, " from a JSON value.")]
+            ///
+            /// The same rules as [`from_raw`](Self::from_raw), applied to the
+            /// value's text.
             pub fn from_value(value: Value) -> Result<$type, FieldError> {
-                $type::read(value)
+                let text = json::to_vec(&value);
+                read_whole(Reader::new(&text, &VALUE_TEXT), $type::read)
             }
 
             #[doc = concat!("Writes ", $what, " as a JSON value.")]
@@ -433,7 +576,7 @@ macro_rules! value_conversions {
         impl TryFrom<Value> for $type {
             type Error = FieldError;
             fn try_from(value: Value) -> Result<$type, FieldError> {
-                $type::read(value)
+                $type::from_value(value)
             }
         }
 
@@ -464,12 +607,19 @@ impl InitializeParams {
         }
     }
 
-    fn read(value: Value) -> Result<InitializeParams, FieldError> {
-        let mut m = Members::of(value)?;
-        Ok(InitializeParams {
-            version: m.string("version")?,
-            cwd: m.string("cwd")?,
-        })
+    fn read(r: &mut Reader<'_>) -> Read<InitializeParams> {
+        let (mut version, mut cwd) = (Slot::new(), Slot::new());
+        let members = read_members(r, |name, r| match name {
+            "version" => version.read(r, read_string),
+            "cwd" => cwd.read(r, read_string),
+            _ => Ok(false),
+        })?;
+        Ok(members.and_then(|()| {
+            Ok(InitializeParams {
+                version: version.required("version", A_STRING)?,
+                cwd: cwd.required("cwd", A_STRING)?,
+            })
+        }))
     }
 
     fn write(self) -> Value {
@@ -488,13 +638,21 @@ impl InitializeParams {
 }
 
 impl InitializeResult {
-    fn read(value: Value) -> Result<InitializeResult, FieldError> {
-        let mut m = Members::of(value)?;
-        Ok(InitializeResult {
-            name: m.string("name")?,
-            version: m.string("version")?,
-            tools: m.list("tools", Tool::read)?,
-        })
+    fn read(r: &mut Reader<'_>) -> Read<InitializeResult> {
+        let (mut name, mut version, mut tools) = (Slot::new(), Slot::new(), Slot::new());
+        let members = read_members(r, |member, r| match member {
+            "name" => name.read(r, read_string),
+            "version" => version.read(r, read_string),
+            "tools" => tools.read(r, read_tools),
+            _ => Ok(false),
+        })?;
+        Ok(members.and_then(|()| {
+            Ok(InitializeResult {
+                name: name.required("name", A_STRING)?,
+                version: version.required("version", A_STRING)?,
+                tools: tools.required("tools", AN_ARRAY)?,
+            })
+        }))
     }
 
     fn write(self) -> Value {
@@ -512,6 +670,10 @@ impl InitializeResult {
         o.list("tools", &self.tools, Tool::encode);
         o.end();
     }
+}
+
+fn read_tools(r: &mut Reader<'_>) -> Read<Vec<Tool>> {
+    read_list(r, Tool::read)
 }
 
 fn write_tools(tools: Vec<Tool>) -> Value {
@@ -561,22 +723,21 @@ impl Tool {
         }
     }
 
-    fn read(value: Value) -> Result<Tool, FieldError> {
-        let mut m = Members::of(value)?;
-        let name = m.string("name")?;
-        let description = m.optional_string("description")?;
-        let input_schema = match m.take("inputSchema") {
-            None | Some(Value::Null) => None,
-            Some(schema @ (Value::Object(_) | Value::Bool(_))) => Some(schema),
-            Some(other) => {
-                return Err(FieldError::mistyped(A_SCHEMA, &other).in_member("inputSchema"));
-            }
-        };
-        Ok(Tool {
-            name,
-            description,
-            input_schema,
-        })
+    fn read(r: &mut Reader<'_>) -> Read<Tool> {
+        let (mut name, mut description, mut schema) = (Slot::new(), Slot::new(), Slot::new());
+        let members = read_members(r, |member, r| match member {
+            "name" => name.read(r, read_string),
+            "description" => description.read(r, read_optional_string),
+            "inputSchema" => schema.read(r, read_schema),
+            _ => Ok(false),
+        })?;
+        Ok(members.and_then(|()| {
+            Ok(Tool {
+                name: name.required("name", A_STRING)?,
+                description: description.optional("description")?,
+                input_schema: schema.optional("inputSchema")?,
+            })
+        }))
     }
 
     fn write(self) -> Value {
@@ -598,12 +759,27 @@ impl Tool {
     }
 }
 
+/// Reads an `inputSchema`: an object or a boolean, or `null` for none.
+fn read_schema(r: &mut Reader<'_>) -> Read<Option<Value>> {
+    match r.peek() {
+        Some(b'n') => r.skip_value().map(|_| Ok(None)),
+        Some(b'{' | b't' | b'f') => Ok(Ok(Some(r.read_value()?))),
+        _ => mistyped(r, A_SCHEMA),
+    }
+}
+
 impl ToolList {
-    fn read(value: Value) -> Result<ToolList, FieldError> {
-        let mut m = Members::of(value)?;
-        Ok(ToolList {
-            tools: m.list("tools", Tool::read)?,
-        })
+    fn read(r: &mut Reader<'_>) -> Read<ToolList> {
+        let mut tools = Slot::new();
+        let members = read_members(r, |name, r| match name {
+            "tools" => tools.read(r, read_tools),
+            _ => Ok(false),
+        })?;
+        Ok(members.and_then(|()| {
+            Ok(ToolList {
+                tools: tools.required("tools", AN_ARRAY)?,
+            })
+        }))
     }
 
     fn write(self) -> Value {
@@ -626,12 +802,19 @@ impl ExecuteParams {
         }
     }
 
-    fn read(value: Value) -> Result<ExecuteParams, FieldError> {
-        let mut m = Members::of(value)?;
-        Ok(ExecuteParams {
-            tool_name: m.string("toolName")?,
-            input: m.any("input")?,
-        })
+    fn read(r: &mut Reader<'_>) -> Read<ExecuteParams> {
+        let (mut tool_name, mut input) = (Slot::new(), Slot::new());
+        let members = read_members(r, |name, r| match name {
+            "toolName" => tool_name.read(r, read_string),
+            "input" => input.read(r, read_any),
+            _ => Ok(false),
+        })?;
+        Ok(members.and_then(|()| {
+            Ok(ExecuteParams {
+                tool_name: tool_name.required("toolName", A_STRING)?,
+                input: input.required("input", "a JSON value")?,
+            })
+        }))
     }
 
     fn write(self) -> Value {
@@ -672,15 +855,19 @@ impl ToolResult {
         }
     }
 
-    fn read(value: Value) -> Result<ToolResult, FieldError> {
-        let mut m = Members::of(value)?;
-        let content = m.list("content", Content::read)?;
-        let is_error = match m.take("isError") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => b,
-            Some(other) => return Err(FieldError::mistyped(A_BOOLEAN, &other).in_member("isError")),
-        };
-        Ok(ToolResult { content, is_error })
+    fn read(r: &mut Reader<'_>) -> Read<ToolResult> {
+        let (mut content, mut is_error) = (Slot::new(), Slot::new());
+        let members = read_members(r, |name, r| match name {
+            "content" => content.read(r, |r| read_list(r, Content::read)),
+            "isError" => is_error.read(r, read_flag),
+            _ => Ok(false),
+        })?;
+        Ok(members.and_then(|()| {
+            Ok(ToolResult {
+                content: content.required("content", AN_ARRAY)?,
+                is_error: is_error.optional("isError")?.unwrap_or(false),
+            })
+        }))
     }
 
     fn write(self) -> Value {
@@ -717,55 +904,37 @@ impl Content {
         }
     }
 
-    fn read(value: Value) -> Result<Content, FieldError> {
-        match value {
-            Value::Object(mut object) => match Content::fit(&mut object) {
-                Some(content) => Ok(content),
-                None => Ok(Content::Unknown(object)),
-            },
-            other => Err(FieldError::mistyped(AN_OBJECT, &other)),
+    fn read(r: &mut Reader<'_>) -> Read<Content> {
+        if r.peek() != Some(b'{') {
+            return mistyped(r, AN_OBJECT);
         }
-    }
-
-    /// The typed variant for an item whose `type` and members fit one, moving its
-    /// strings out; `None` (the object untouched) for every other item.
-    fn fit(object: &mut Object) -> Option<Content> {
-        let string = |v: Option<&Value>| matches!(v, Some(Value::String(_)));
-        let optional_string =
-            |v: Option<&Value>| matches!(v, None | Some(Value::Null | Value::String(_)));
-        let content = match object.get("type").and_then(Value::as_str)? {
-            "text" if string(object.get("text")) => Content::Text {
-                text: take_string(object, "text"),
-            },
-            "image" if object.get("data").is_some_and(|d| !d.is_null()) => {
-                if !(string(object.get("data")) && string(object.get("mimeType"))) {
-                    return None;
+        let start = r.offset();
+        let mut item = Item::default();
+        r.begin_object()?;
+        while let Some(name) = r.next_member_name()? {
+            let slot = match &*name {
+                "type" => &mut item.kind,
+                "text" => &mut item.text,
+                "data" => &mut item.data,
+                "mimeType" => &mut item.mime_type,
+                "path" => &mut item.path,
+                "size" => &mut item.size,
+                _ => {
+                    r.skip_value()?;
+                    continue;
                 }
-                Content::ImageData {
-                    mime_type: take_string(object, "mimeType"),
-                    data: take_string(object, "data"),
-                }
-            }
-            "image" if string(object.get("path")) && optional_string(object.get("mimeType")) => {
-                Content::ImagePath {
-                    path: take_string(object, "path"),
-                    mime_type: take_optional_string(object, "mimeType"),
-                }
-            }
-            "file" if string(object.get("path")) && optional_string(object.get("mimeType")) => {
-                let size = match object.get("size") {
-                    None | Some(Value::Null) => None,
-                    Some(v) => Some(v.as_u64()?),
-                };
-                Content::File {
-                    path: take_string(object, "path"),
-                    size,
-                    mime_type: take_optional_string(object, "mimeType"),
-                }
-            }
-            _ => return None,
-        };
-        Some(content)
+            };
+            *slot = Some(Seen::read(r)?);
+        }
+        if let Some(content) = item.fit() {
+            return Ok(Ok(content));
+        }
+        // Kept whole: the item's text, read again as a tree.
+        let text = r.input().get(start..r.offset()).unwrap_or_default();
+        match json::parse_with(text, &VALUE_TEXT)? {
+            Value::Object(object) => Ok(Ok(Content::Unknown(object))),
+            _ => Ok(Ok(Content::Unknown(Object::new()))),
+        }
     }
 
     fn write(self) -> Value {
@@ -835,16 +1004,103 @@ impl Content {
     }
 }
 
-/// Moves out the string member `name`, which the caller has checked is a string.
-fn take_string(object: &mut Object, name: &str) -> String {
-    take_optional_string(object, name).unwrap_or_default()
+/// What a content item's member held, as far as fitting it to a typed variant
+/// needs: strings borrowed from the text when they hold no escape.
+enum Seen<'a> {
+    Null,
+    String(Cow<'a, str>),
+    /// A number that is a `u64`.
+    U64(u64),
+    /// Anything else.
+    Other,
 }
 
-/// Moves out the string member `name`; `None` when it is absent or not a string.
-fn take_optional_string(object: &mut Object, name: &str) -> Option<String> {
-    match object.get_mut(name) {
-        Some(Value::String(s)) => Some(core::mem::take(s)),
-        _ => None,
+impl<'a> Seen<'a> {
+    fn read(r: &mut Reader<'a>) -> Result<Seen<'a>, json::Error> {
+        Ok(match r.peek() {
+            Some(b'"') => Seen::String(r.read_str()?.0),
+            Some(b'n') => {
+                r.skip_value()?;
+                Seen::Null
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let number = json::Number::from_text(r.read_raw()?.as_str());
+                number
+                    .and_then(|n| n.as_u64())
+                    .map_or(Seen::Other, Seen::U64)
+            }
+            _ => {
+                r.skip_value()?;
+                Seen::Other
+            }
+        })
+    }
+}
+
+/// The members of a content item that decide its variant (the last of each when
+/// repeated); `None` when absent.
+#[derive(Default)]
+struct Item<'a> {
+    kind: Option<Seen<'a>>,
+    text: Option<Seen<'a>>,
+    data: Option<Seen<'a>>,
+    mime_type: Option<Seen<'a>>,
+    path: Option<Seen<'a>>,
+    size: Option<Seen<'a>>,
+}
+
+impl Item<'_> {
+    /// The typed variant for an item whose `type` and members fit one; `None` for
+    /// every other item.
+    fn fit(self) -> Option<Content> {
+        fn string(seen: Option<Seen<'_>>) -> Option<String> {
+            match seen {
+                Some(Seen::String(s)) => Some(s.into_owned()),
+                _ => None,
+            }
+        }
+        fn optional_string(seen: Option<Seen<'_>>) -> Option<Option<String>> {
+            match seen {
+                None | Some(Seen::Null) => Some(None),
+                Some(Seen::String(s)) => Some(Some(s.into_owned())),
+                _ => None,
+            }
+        }
+        let Item {
+            kind: Some(Seen::String(kind)),
+            text,
+            data,
+            mime_type,
+            path,
+            size,
+        } = self
+        else {
+            return None;
+        };
+        let content = match &*kind {
+            "text" => Content::Text {
+                text: string(text)?,
+            },
+            "image" if !matches!(data, None | Some(Seen::Null)) => Content::ImageData {
+                mime_type: string(mime_type)?,
+                data: string(data)?,
+            },
+            "image" => Content::ImagePath {
+                path: string(path)?,
+                mime_type: optional_string(mime_type)?,
+            },
+            "file" => Content::File {
+                path: string(path)?,
+                size: match size {
+                    None | Some(Seen::Null) => None,
+                    Some(Seen::U64(size)) => Some(size),
+                    Some(_) => return None,
+                },
+                mime_type: optional_string(mime_type)?,
+            },
+            _ => return None,
+        };
+        Some(content)
     }
 }
 
@@ -865,23 +1121,25 @@ impl Progress {
         }
     }
 
-    fn read(value: Value) -> Result<Progress, FieldError> {
-        let mut m = Members::of(value)?;
-        let message = m.string("message")?;
-        let id = match m.take("id") {
-            None => None,
-            Some(Value::Null) => Some(Id::Null),
-            Some(Value::String(s)) => Some(Id::String(s)),
-            Some(Value::Number(n)) if n.is_integer() => Some(Id::Number(n)),
-            Some(other) => return Err(FieldError::mistyped(AN_ID, &other).in_member("id")),
-        };
-        Ok(Progress { message, id })
+    fn read(r: &mut Reader<'_>) -> Read<Progress> {
+        let (mut message, mut id) = (Slot::new(), Slot::new());
+        let members = read_members(r, |name, r| match name {
+            "message" => message.read(r, read_string),
+            "id" => id.read(r, read_id),
+            _ => Ok(false),
+        })?;
+        Ok(members.and_then(|()| {
+            Ok(Progress {
+                message: message.required("message", A_STRING)?,
+                id: id.optional("id")?,
+            })
+        }))
     }
 
     fn write(self) -> Value {
         let id = self.id.map(|id| match id {
             Id::Number(n) => Value::Number(n),
-            Id::String(s) => Value::String(s),
+            Id::String(s) => Value::from(s),
             Id::Null => Value::Null,
         });
         object([("message", Some(self.message.into())), ("id", id)])

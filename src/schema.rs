@@ -82,7 +82,7 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 use core::fmt::{self, Write};
 
-use crate::json::{Number, Object, Value};
+use crate::json::{Number, Object, Str, Value};
 
 /// The deepest level of nesting the validator descends to; an input that the schema
 /// makes it descend further is rejected with an error at that level.
@@ -233,7 +233,7 @@ enum Frame<'a> {
         rest: Option<&'a Value>,
     },
     Members {
-        members: core::slice::Iter<'a, (String, Value)>,
+        members: core::slice::Iter<'a, (Str, Value)>,
         properties: Option<&'a Object>,
         additional: Option<&'a Value>,
     },

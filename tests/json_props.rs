@@ -32,7 +32,7 @@ fn any_value() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any_number().prop_map(Value::Number),
-        any_text().prop_map(Value::String),
+        any_text().prop_map(Value::from),
     ];
     leaf.prop_recursive(6, 64, 6, |inner| {
         // Names from a small set, so duplicates are common.
@@ -40,7 +40,7 @@ fn any_value() -> impl Strategy<Value = Value> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
             prop::collection::vec((name, inner), 0..6)
-                .prop_map(|members| Value::Object(Object::from(members))),
+                .prop_map(|members| Value::Object(Object::from_iter(members))),
         ]
     })
 }
@@ -129,7 +129,7 @@ fn pull(r: &mut Reader<'_>, skip_arrays: bool, input: &[u8]) -> Result<Value, Er
             }
             Ok(Value::Array(items))
         }
-        Some(b'"') => Ok(Value::String(r.read_string()?.0)),
+        Some(b'"') => Ok(Value::from(r.read_string()?.0)),
         _ => r.read_value(),
     }
 }

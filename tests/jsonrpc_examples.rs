@@ -130,7 +130,7 @@ fn canonical(value: &Value) -> Value {
     match value {
         Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
         Value::Object(members) => {
-            let mut sorted: Vec<(String, Value)> = members
+            let mut sorted: Vec<_> = members
                 .iter()
                 .map(|(name, v)| (name.clone(), canonical(v)))
                 .collect();

@@ -28,7 +28,7 @@ fn value() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         number().prop_map(Value::Number),
-        text().prop_map(Value::String),
+        text().prop_map(Value::from),
     ];
     leaf.prop_recursive(4, 32, 6, |inner| {
         prop_oneof![
@@ -176,6 +176,23 @@ proptest! {
         prop_assert_eq!(ToolList::from_value(wire(list.to_value())), Ok(list));
         let progress = Progress { message: progress.0, id: progress.1 };
         prop_assert_eq!(Progress::from_value(wire(progress.to_value())), Ok(progress));
+    }
+
+    /// Read straight from JSON text (as the endpoints read), every type reads as it
+    /// does from the value, errors and their paths included.
+    #[test]
+    fn reading_the_text_agrees_with_reading_the_value(v in value()) {
+        let text = String::from_utf8(json::to_vec(&v)).expect("written JSON is UTF-8");
+        let spaced = format!(" \n{text}\t ");
+        let raw = json::RawValue::from_text(&spaced, &json::ParseOptions::DEFAULT)
+            .expect("written JSON is one value");
+        prop_assert_eq!(raw.as_str(), text.as_str());
+        macro_rules! check {
+            ($($t:ident),*) => {$(
+                prop_assert_eq!($t::from_raw(raw), $t::from_value(v.clone()));
+            )*};
+        }
+        check!(InitializeParams, InitializeResult, Tool, ToolList, ExecuteParams, ToolResult, Content, Progress);
     }
 
     /// Any value reads as a message or as an error, without panicking; whatever is

@@ -5,8 +5,8 @@
 use dhara_protocol::frame::{self, Frame, LineDecoder};
 use dhara_protocol::json::{self, Number, Object, Value};
 use dhara_protocol::rpc::{
-    DecodeErrorKind, ErrorObject, Id, Incoming, Message, Notification, Request, Response, decode,
-    write_batch, write_message, write_response_batch,
+    DecodeErrorKind, ErrorObject, Id, Incoming, IncomingView, Message, MessageView, Notification,
+    Request, Response, decode, decode_view, write_batch, write_message, write_response_batch,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -36,13 +36,13 @@ fn value() -> impl Strategy<Value = Value> {
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::from),
         number_text().prop_map(Value::Number),
-        any::<String>().prop_map(Value::String),
+        any::<String>().prop_map(Value::from),
     ];
     leaf.prop_recursive(4, 48, 6, |inner| {
         prop_oneof![
             vec(inner.clone(), 0..6).prop_map(Value::Array),
             vec((any::<String>(), inner), 0..6)
-                .prop_map(|members| Value::Object(Object::from(members))),
+                .prop_map(|members| Value::Object(Object::from_iter(members))),
         ]
     })
 }
@@ -154,6 +154,41 @@ proptest! {
     }
 
     #[test]
+    fn a_written_message_decodes_to_a_view_of_its_own_text(message in message()) {
+        let mut line = Vec::new();
+        write_message(&message, &mut line);
+        let IncomingView::Single(Ok(view)) = decode_view(&line) else {
+            return Err(TestCaseError::fail("a written message must decode"));
+        };
+        // Each payload is the very text written for it.
+        let payload = |v: &Option<Value>| v.as_ref().map(json::to_vec);
+        let raw = |r: Option<json::RawValue<'_>>| r.map(|r| r.as_bytes().to_vec());
+        match (&message, &view) {
+            (Message::Request(m), MessageView::Request(v)) => {
+                prop_assert_eq!(payload(&m.params), raw(v.params));
+            }
+            (Message::Notification(m), MessageView::Notification(v)) => {
+                prop_assert_eq!(payload(&m.params), raw(v.params));
+            }
+            (Message::Response(m), MessageView::Response(v)) => match (&m.outcome, &v.outcome) {
+                (Ok(result), Ok(r)) => prop_assert_eq!(json::to_vec(result), r.as_bytes()),
+                (Err(e), Err(v)) => prop_assert_eq!(payload(&e.data), raw(v.data)),
+                _ => return Err(TestCaseError::fail("the outcome changed")),
+            },
+            _ => return Err(TestCaseError::fail("the kind of message changed")),
+        }
+        prop_assert_eq!(view.into_owned(), message);
+    }
+
+    #[test]
+    fn a_written_batch_decodes_to_views_of_itself(messages in vec(message(), 1..6)) {
+        let mut line = Vec::new();
+        write_batch(&messages, &mut line);
+        let expected = Incoming::Batch(messages.into_iter().map(Ok).collect());
+        prop_assert_eq!(decode_view(&line).into_owned(), expected);
+    }
+
+    #[test]
     fn arbitrary_bytes_never_panic_and_agree_with_the_json_parser(
         bytes in vec(any::<u8>(), 0..256),
     ) {
@@ -179,9 +214,11 @@ proptest! {
     }
 }
 
-/// Decoding fails as a whole with a Parse error exactly when the line is not JSON.
+/// Decoding fails as a whole with a Parse error exactly when the line is not JSON;
+/// the borrowed view of the line agrees with the owned decoding, errors included.
 fn check_against_parser(line: &[u8]) -> Result<(), TestCaseError> {
     let incoming = decode(line);
+    prop_assert_eq!(&decode_view(line).into_owned(), &incoming);
     let parse_error = matches!(
         &incoming,
         Incoming::Single(Err(e)) if matches!(e.kind(), DecodeErrorKind::Json(_))

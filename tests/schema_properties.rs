@@ -22,7 +22,7 @@ fn value() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         number().prop_map(Value::Number),
-        ".{0,6}".prop_map(Value::String),
+        ".{0,6}".prop_map(Value::from),
     ];
     leaf.prop_recursive(4, 40, 5, |inner| {
         prop_oneof![

@@ -5,45 +5,51 @@ use alloc::string::String;
 
 use super::{Event, Extension, PeerError, Route, SHUTTING_DOWN};
 use crate::frame::Frame;
-use crate::json::{Object, Value};
+use crate::json::{Object, RawValue, Value};
 use crate::message::{
     ExecuteParams, FieldError, InitializeParams, InitializeResult, NOT_INITIALIZED, ToolList,
     method,
 };
-use crate::rpc::{self, DecodeError, ErrorCode, ErrorObject, Id, Incoming, Message, Request};
-
-/// One frame from stdin, taken out of the decoder so the decoder is free again.
-enum Received {
-    Line(Incoming),
-    TooLong { len: u64, id: Option<Id> },
-    Truncated { len: u64 },
-}
+use crate::rpc::{
+    self, DecodeError, ErrorCode, ErrorObject, Id, IncomingView, MessageView, RequestView,
+};
 
 impl Extension {
     /// Decodes and handles the next complete line from stdin. `false` when there is
     /// none yet.
+    ///
+    /// The line is handled where it lies, in the decoder's buffer: its messages
+    /// borrow from it ([`rpc::decode_view`]), and the params are read straight from
+    /// its text. The decoder is set aside meanwhile; handling a line never uses it.
     pub(super) fn read_next_line(&mut self) -> bool {
-        let received = match self.decoder.next_frame() {
-            None => return false,
-            Some(Frame::Line(line)) => Received::Line(rpc::decode(line)),
-            Some(Frame::TooLong { prefix, len }) => Received::TooLong {
-                len,
-                id: request_id_in_prefix(prefix),
-            },
-            Some(Frame::Truncated { len, .. }) => Received::Truncated { len },
-        };
-        match received {
-            Received::Line(Incoming::Single(entry)) => self.handle_entry(Route::Line, entry),
-            Received::Line(Incoming::Batch(entries)) => {
-                let batch = self.batches.open();
-                for entry in entries {
-                    self.handle_entry(Route::Batch(batch), entry);
-                }
-                if let Some(replies) = self.batches.seal(batch) {
-                    self.write_batch(&replies);
-                }
+        let mut decoder = core::mem::take(&mut self.decoder);
+        let read = match decoder.next_frame() {
+            None => false,
+            Some(frame) => {
+                self.handle_frame(frame);
+                true
             }
-            Received::TooLong { len, id } => {
+        };
+        self.decoder = decoder;
+        read
+    }
+
+    fn handle_frame(&mut self, frame: Frame<'_>) {
+        match frame {
+            Frame::Line(line) => match rpc::decode_view(line) {
+                IncomingView::Single(entry) => self.handle_entry(Route::Line, entry),
+                IncomingView::Batch(entries) => {
+                    let batch = self.batches.open();
+                    for entry in entries {
+                        self.handle_entry(Route::Batch(batch), entry);
+                    }
+                    if let Some(replies) = self.batches.seal(batch) {
+                        self.write_batch(&replies);
+                    }
+                }
+            },
+            Frame::TooLong { prefix, len } => {
+                let id = request_id_in_prefix(prefix);
                 if let Some(id) = &id {
                     let error = ErrorObject::new(
                         ErrorCode::InvalidRequest,
@@ -56,17 +62,16 @@ impl Extension {
                 }
                 self.report(PeerError::TooLong { len, id });
             }
-            Received::Truncated { len } => self.report(PeerError::Truncated { len }),
+            Frame::Truncated { len, .. } => self.report(PeerError::Truncated { len }),
         }
-        true
     }
 
     /// One message, alone or from a batch.
-    fn handle_entry(&mut self, route: Route, entry: Result<Message, DecodeError>) {
+    fn handle_entry(&mut self, route: Route, entry: Result<MessageView<'_>, DecodeError>) {
         match entry {
-            Ok(Message::Request(request)) => self.handle_request(route, request),
-            Ok(Message::Notification(n)) => self.handle_notification(n.method, n.params),
-            Ok(Message::Response(response)) => {
+            Ok(MessageView::Request(request)) => self.handle_request(route, request),
+            Ok(MessageView::Notification(n)) => self.handle_notification(&n.method, n.params),
+            Ok(MessageView::Response(response)) => {
                 self.report(PeerError::UnexpectedResponse { id: response.id });
             }
             // Something shaped like a response: answering it could start an error
@@ -87,13 +92,13 @@ impl Extension {
         }
     }
 
-    fn handle_request(&mut self, route: Route, request: Request) {
-        let Request { id, method, params } = request;
+    fn handle_request(&mut self, route: Route, request: RequestView<'_>) {
+        let RequestView { id, method, params } = request;
         if self.shutting_down {
             let error = ErrorObject::new(SHUTTING_DOWN, "Shutting down");
             return self.reply_error(route, id, error);
         }
-        match method.as_str() {
+        match &*method {
             method::INITIALIZE => self.initialize(route, id, params),
             // `shutdown` is a notification; a Core that sends it as a request gets it
             // done all the same, and a `null` result.
@@ -113,35 +118,37 @@ impl Extension {
             }
             method::TOOLS_EXECUTE => self.execute(route, id, params),
             // `progress` is defined, but only from the extension to the Core.
-            method::PROGRESS => self.method_not_found(route, id, method),
+            method::PROGRESS => self.method_not_found(route, id, &method),
             _ if self.config.custom_methods => {
                 if let Some(request) = self.start_request(route, id) {
                     self.events.push_back(Event::Request {
                         request,
-                        method,
-                        params,
+                        method: method.into_owned(),
+                        params: params.map(|params| params.parse()),
                     });
                 }
             }
-            _ => self.method_not_found(route, id, method),
+            _ => self.method_not_found(route, id, &method),
         }
     }
 
-    fn handle_notification(&mut self, method: String, params: Option<Value>) {
+    fn handle_notification(&mut self, method: &str, params: Option<RawValue<'_>>) {
         if method == method::SHUTDOWN {
             self.begin_shutdown();
         } else {
-            self.events
-                .push_back(Event::Notification { method, params });
+            self.events.push_back(Event::Notification {
+                method: String::from(method),
+                params: params.map(|params| params.parse()),
+            });
         }
     }
 
-    fn initialize(&mut self, route: Route, id: Id, params: Option<Value>) {
+    fn initialize(&mut self, route: Route, id: Id, params: Option<RawValue<'_>>) {
         if self.initialized {
             let error = ErrorObject::new(ErrorCode::InvalidRequest, "Already initialized");
             return self.reply_error(route, id, error);
         }
-        match InitializeParams::from_value(params.unwrap_or(Value::Null)) {
+        match InitializeParams::from_raw(params.unwrap_or(RawValue::NULL)) {
             Err(e) => self.reply_error(route, id, invalid_params(&e)),
             Ok(params) => {
                 self.initialized = true;
@@ -156,9 +163,9 @@ impl Extension {
         }
     }
 
-    fn execute(&mut self, route: Route, id: Id, params: Option<Value>) {
+    fn execute(&mut self, route: Route, id: Id, params: Option<RawValue<'_>>) {
         let ExecuteParams { tool_name, input } =
-            match ExecuteParams::from_value(params.unwrap_or(Value::Null)) {
+            match ExecuteParams::from_raw(params.unwrap_or(RawValue::NULL)) {
                 Ok(params) => params,
                 Err(e) => return self.reply_error(route, id, invalid_params(&e)),
             };
@@ -189,7 +196,7 @@ impl Extension {
         }
     }
 
-    fn method_not_found(&mut self, route: Route, id: Id, method: String) {
+    fn method_not_found(&mut self, route: Route, id: Id, method: &str) {
         let error = ErrorObject::new(ErrorCode::MethodNotFound, "Method not found")
             .with_data(data([("method", Value::from(method))]));
         self.reply_error(route, id, error);

@@ -2,79 +2,137 @@
 //! notifications become events, requests are answered `-32601`, and everything else
 //! is reported and skipped.
 
+use alloc::collections::VecDeque;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 use super::Core;
 use super::calls::{CallKind, EndReason, Match};
 use super::events::{CallError, Event, Excerpt, PeerError, Reply};
 use crate::frame::Frame;
-use crate::json::Value;
+use crate::json::{ParseOptions, RawValue, Reader};
 use crate::message::{InitializeResult, Progress, ToolList, ToolResult, method};
 use crate::rpc::{
-    self, DecodeError, ErrorCode, ErrorObject, Id, Incoming, Message, Notification, Request,
-    Response,
+    self, DecodeError, ErrorCode, ErrorObject, ErrorView, Id, IncomingView, MessageView,
+    NotificationView, RequestView, Response, ResponseView,
 };
 
-/// One line, decoded far enough to act on, owning what it needs.
-enum Line {
-    Entry(Result<Message, DecodeError>),
-    Batch(Vec<Result<Message, DecodeError>>),
-    TooLong { id: Option<Id>, line: Excerpt },
-    Report(PeerError),
+/// A batch line whose entries are handled one per step: a copy of the line, and
+/// each entry's text in it (or why the entry is invalid).
+#[derive(Debug, Default)]
+pub(super) struct Batch {
+    line: Vec<u8>,
+    entries: VecDeque<Result<Range<usize>, DecodeError>>,
+}
+
+/// A batch line copy bigger than this is freed once its batch is handled.
+const KEEP_BATCH_LINE_BYTES: usize = 64 * 1024;
+
+impl Batch {
+    /// Lets go of a handled batch's line; a large one is freed.
+    fn close(&mut self) {
+        if self.line.capacity() > KEEP_BATCH_LINE_BYTES {
+            self.line = Vec::new();
+        } else {
+            self.line.clear();
+        }
+    }
+
+    /// Keeps the batch `line` decoded into `entries`.
+    fn open(&mut self, line: &[u8], entries: Vec<Result<MessageView<'_>, DecodeError>>) {
+        self.line.clear();
+        self.line.extend_from_slice(line);
+        // The line is a valid batch, so each element's text is found again here.
+        let mut reader = Reader::new(line, &ParseOptions::DEFAULT);
+        let mut ranges = Vec::with_capacity(entries.len());
+        if reader.begin_array().is_ok() {
+            while matches!(reader.next_element(), Ok(true)) {
+                match reader.skip_value() {
+                    Ok(range) => ranges.push(range),
+                    Err(_) => break,
+                }
+            }
+        }
+        self.entries.clear();
+        for (entry, range) in entries.into_iter().zip(ranges) {
+            self.entries.push_back(entry.map(|_| range));
+        }
+    }
 }
 
 impl Core {
     /// Decodes and handles the next complete line, if one is buffered.
+    ///
+    /// The line is handled where it lies, in the decoder's buffer: its messages
+    /// borrow from it ([`rpc::decode_view`]), and a result is read straight from its
+    /// text into the reply its call waits for. The decoder is set aside meanwhile;
+    /// handling a line never uses it.
     pub(super) fn handle_next_line(&mut self) -> bool {
-        let line = match self.decoder.next_frame() {
-            None => return false,
-            Some(Frame::Line(bytes)) => match rpc::decode(bytes) {
-                Incoming::Single(Err(error)) if error.is_parse_error() => {
+        let mut decoder = core::mem::take(&mut self.decoder);
+        let handled = match decoder.next_frame() {
+            None => false,
+            Some(frame) => {
+                self.handle_frame(frame);
+                true
+            }
+        };
+        self.decoder = decoder;
+        handled
+    }
+
+    fn handle_frame(&mut self, frame: Frame<'_>) {
+        match frame {
+            Frame::Line(bytes) => match rpc::decode_view(bytes) {
+                IncomingView::Single(Err(error)) if error.is_parse_error() => {
                     let line = Excerpt::of(bytes, length(bytes.len()));
-                    Line::Report(PeerError::NotJson { line, error })
+                    self.report(PeerError::NotJson { line, error });
                 }
-                Incoming::Single(entry) => Line::Entry(entry),
-                Incoming::Batch(entries) => Line::Batch(entries),
+                IncomingView::Single(entry) => self.handle_entry(entry, false),
+                IncomingView::Batch(entries) => {
+                    self.batch.open(bytes, entries);
+                    self.handle_next_batch_entry();
+                }
             },
-            Some(Frame::TooLong { prefix, len }) => Line::TooLong {
-                id: response_id(prefix),
-                line: Excerpt::of(prefix, length(len)),
-            },
-            Some(Frame::Truncated { prefix, len }) => Line::Report(PeerError::Truncated {
+            Frame::TooLong { prefix, len } => {
+                let id = response_id(prefix);
+                self.handle_too_long(id, Excerpt::of(prefix, length(len)));
+            }
+            Frame::Truncated { prefix, len } => self.report(PeerError::Truncated {
                 line: Excerpt::of(prefix, length(len)),
             }),
-        };
-        match line {
-            Line::Entry(entry) => self.handle_entry(entry, false),
-            Line::Batch(entries) => {
-                self.batch = entries.into();
-                self.handle_next_batch_entry();
-            }
-            Line::TooLong { id, line } => self.handle_too_long(id, line),
-            Line::Report(error) => self.report(error),
         }
-        true
     }
 
     /// Handles the next entry of a batch line, if one is left; after the last, sends
     /// the answers to its requests as one batch.
     pub(super) fn handle_next_batch_entry(&mut self) -> bool {
-        let Some(entry) = self.batch.pop_front() else {
+        let Some(entry) = self.batch.entries.pop_front() else {
             return false;
         };
-        self.handle_entry(entry, true);
-        if self.batch.is_empty() && !self.batch_answers.is_empty() {
-            let answers = core::mem::take(&mut self.batch_answers);
-            self.send(|out| rpc::write_response_batch(&answers, out));
+        let line = core::mem::take(&mut self.batch.line);
+        match entry {
+            Ok(range) => match rpc::decode_view(line.get(range).unwrap_or_default()) {
+                IncomingView::Single(entry) => self.handle_entry(entry, true),
+                IncomingView::Batch(_) => {} // an entry is an object, never a batch
+            },
+            Err(error) => self.handle_entry(Err(error), true),
+        }
+        self.batch.line = line;
+        if self.batch.entries.is_empty() {
+            self.batch.close();
+            if !self.batch_answers.is_empty() {
+                let answers = core::mem::take(&mut self.batch_answers);
+                self.send(|out| rpc::write_response_batch(&answers, out));
+            }
         }
         true
     }
 
-    fn handle_entry(&mut self, entry: Result<Message, DecodeError>, in_batch: bool) {
+    fn handle_entry(&mut self, entry: Result<MessageView<'_>, DecodeError>, in_batch: bool) {
         match entry {
-            Ok(Message::Response(response)) => self.handle_response(response),
-            Ok(Message::Notification(notification)) => self.handle_notification(notification),
-            Ok(Message::Request(request)) => self.handle_request(request, in_batch),
+            Ok(MessageView::Response(response)) => self.handle_response(response),
+            Ok(MessageView::Notification(notification)) => self.handle_notification(notification),
+            Ok(MessageView::Request(request)) => self.handle_request(request, in_batch),
             Err(error) => self.handle_invalid(error),
         }
     }
@@ -100,7 +158,7 @@ impl Core {
         }
     }
 
-    fn handle_response(&mut self, response: Response) {
+    fn handle_response(&mut self, response: ResponseView<'_>) {
         match self.calls.lookup(&response.id) {
             Match::InFlight(call, kind) => {
                 let result = self.read_reply(kind, response.outcome);
@@ -108,53 +166,63 @@ impl Core {
             }
             Match::Ended(call, ended) => self.report(PeerError::LateResponse { call, ended }),
             Match::Unknown => match (response.id, response.outcome) {
-                (Id::Null, Err(error)) => self.report(PeerError::ErrorWithoutId { error }),
+                (Id::Null, Err(error)) => self.report(PeerError::ErrorWithoutId {
+                    error: error.into_owned(),
+                }),
                 (id, _) => self.report(PeerError::UnknownId { id }),
             },
         }
     }
 
-    /// Reads a call's result into its typed reply, applying what it tells the Core
-    /// (the tools, the extension's name).
+    /// Reads a call's result straight from its text into the typed reply, applying
+    /// what it tells the Core (the tools, the extension's name).
     fn read_reply(
         &mut self,
         kind: CallKind,
-        outcome: Result<Value, ErrorObject>,
+        outcome: Result<RawValue<'_>, ErrorView<'_>>,
     ) -> Result<Reply, CallError> {
-        let value = outcome.map_err(CallError::Rpc)?;
+        let result = outcome.map_err(|error| CallError::Rpc(error.into_owned()))?;
         let reply = match kind {
-            CallKind::Initialize => InitializeResult::from_value(value).map(|result| {
+            CallKind::Initialize => InitializeResult::from_raw(result).map(|result| {
                 self.tools = result.tools.clone();
                 self.server_info = Some((result.name.clone(), result.version.clone()));
                 Reply::Initialized(result)
             }),
-            CallKind::ListTools => ToolList::from_value(value).map(|list| {
+            CallKind::ListTools => ToolList::from_raw(result).map(|list| {
                 self.tools = list.tools.clone();
                 Reply::Tools(list)
             }),
-            CallKind::Execute => ToolResult::from_value(value).map(Reply::Executed),
+            CallKind::Execute => ToolResult::from_raw(result).map(Reply::Executed),
         };
         reply.map_err(CallError::InvalidResult)
     }
 
-    fn handle_notification(&mut self, notification: Notification) {
-        let Notification { method, params } = notification;
-        match method.as_str() {
-            method::PROGRESS => match Progress::from_value(params.unwrap_or(Value::Null)) {
+    fn handle_notification(&mut self, notification: NotificationView<'_>) {
+        let NotificationView { method, params } = notification;
+        let params_or_null = params.unwrap_or(RawValue::NULL);
+        match &*method {
+            method::PROGRESS => match Progress::from_raw(params_or_null) {
                 Ok(progress) => self.handle_progress(progress),
-                Err(error) => self.report(PeerError::InvalidParams { method, error }),
+                Err(error) => self.report(PeerError::InvalidParams {
+                    method: method.into_owned(),
+                    error,
+                }),
             },
-            method::TOOLS_LIST => match ToolList::from_value(params.unwrap_or(Value::Null)) {
+            method::TOOLS_LIST => match ToolList::from_raw(params_or_null) {
                 Ok(list) => {
                     self.tools = list.tools.clone();
                     self.events
                         .push_back(Event::ToolsChanged { tools: list.tools });
                 }
-                Err(error) => self.report(PeerError::InvalidParams { method, error }),
+                Err(error) => self.report(PeerError::InvalidParams {
+                    method: method.into_owned(),
+                    error,
+                }),
             },
-            _ => self
-                .events
-                .push_back(Event::Notification { method, params }),
+            _ => self.events.push_back(Event::Notification {
+                method: method.into_owned(),
+                params: params.map(|params| params.parse()),
+            }),
         }
     }
 
@@ -176,8 +244,9 @@ impl Core {
 
     /// The Core serves no methods: every request is answered `-32601` (in a batch
     /// answer when it came in a batch) and reported.
-    fn handle_request(&mut self, request: Request, in_batch: bool) {
-        let Request { id, method, .. } = request;
+    fn handle_request(&mut self, request: RequestView<'_>, in_batch: bool) {
+        let RequestView { id, method, .. } = request;
+        let method = method.into_owned();
         let error = ErrorObject::new(ErrorCode::MethodNotFound, "Method not found");
         let answer = Response::error(id.clone(), error);
         if in_batch {

@@ -29,7 +29,7 @@ use core::time::Duration;
 use crate::frame::{self, LineDecoder};
 use crate::json::Value;
 use crate::message::{ExecuteParams, InitializeParams, Tool, method};
-use crate::rpc::{self, DecodeError, Id, Message, Response};
+use crate::rpc::{self, Id, Response};
 use crate::time::Instant;
 
 use calls::{Call, CallKind, Calls};
@@ -297,7 +297,7 @@ pub struct Core {
 
     decoder: LineDecoder,
     /// Entries of a batch line not handled yet, and the answers owed to its requests.
-    batch: VecDeque<Result<Message, DecodeError>>,
+    batch: incoming::Batch,
     batch_answers: Vec<Response>,
 
     out: frame::OutputBuffer,
@@ -325,7 +325,7 @@ impl Core {
             tools: Vec::new(),
             server_info: None,
             decoder: LineDecoder::with_max_line_bytes(config.max_line_bytes),
-            batch: VecDeque::new(),
+            batch: incoming::Batch::default(),
             batch_answers: Vec::new(),
             out: frame::OutputBuffer::new(),
             events: VecDeque::new(),

@@ -4,7 +4,8 @@
 //!   [`write_value`] write compact JSON; `Display` for [`Value`] writes the same text.
 //! * [`Reader`] walks a text a member or an element at a time, reading, or only
 //!   checking ([`Reader::skip_value`]), the values it wants. It shares its grammar
-//!   with [`parse`].
+//!   with [`parse`]. [`Reader::read_raw`] checks a value and keeps it as a
+//!   [`RawValue`], a slice of the text, for whoever reads it later.
 //! * Numbers keep their exact text ([`Number`]), so parse → write is byte-identical.
 //! * Objects keep member order and duplicate names ([`Object`]); lookup by name
 //!   returns the last member with that name.
@@ -92,12 +93,16 @@
 
 mod error;
 mod macros;
+mod raw;
 mod read;
+mod string;
 mod value;
 mod write;
 
 pub use error::{Error, ErrorKind};
 pub use macros::json;
+pub use raw::RawValue;
 pub use read::{ParseOptions, Reader, parse, parse_with};
+pub use string::Str;
 pub use value::{Number, Object, Value};
 pub use write::{to_vec, write_array, write_object, write_string, write_value};

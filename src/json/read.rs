@@ -16,6 +16,8 @@ use alloc::vec::Vec;
 use core::ops::Range;
 
 use super::error::{Error, ErrorKind};
+use super::raw::RawValue;
+use super::string::Str;
 use super::value::{Number, Object, Value};
 
 /// Limits and choices for parsing.
@@ -142,6 +144,20 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A reader at the start of `text`, which is known to be UTF-8 already: it is
+    /// not checked again.
+    pub fn for_text(text: &'a str, options: &ParseOptions) -> Reader<'a> {
+        Reader {
+            input: text.as_bytes(),
+            text,
+            pos: 0,
+            depth: 0,
+            max_depth: options.max_depth,
+            strict_surrogates: options.strict_surrogates,
+            after_open: false,
+        }
+    }
+
     /// The byte offset of the next unread byte.
     pub fn offset(&self) -> usize {
         self.pos
@@ -257,13 +273,20 @@ impl<'a> Reader<'a> {
     /// instead). [`ExpectedString`](ErrorKind::ExpectedString), with nothing consumed,
     /// if the next value is not a string.
     pub fn read_string(&mut self) -> Result<(String, bool), Error> {
+        let (text, replaced) = self.read_str()?;
+        Ok((text.into_owned(), replaced))
+    }
+
+    /// [`read_string`](Reader::read_string), with the text borrowed from the input
+    /// when it holds no escape.
+    pub fn read_str(&mut self) -> Result<(Cow<'a, str>, bool), Error> {
         self.after_open = false;
         if self.peek() != Some(b'"') {
             return Err(self.error(ErrorKind::ExpectedString, self.pos));
         }
         let mut text = Cow::default();
         let replaced = self.string(&mut text, Place::Value { in_object: false })?;
-        Ok((text.into_owned(), replaced))
+        Ok((text, replaced))
     }
 
     /// Checks one whole value without building it; returns its byte range in the input.
@@ -272,6 +295,22 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         self.walk(&mut Skip)?;
         Ok(start..self.pos)
+    }
+
+    /// Checks one whole value without building it, like
+    /// [`skip_value`](Reader::skip_value), and returns its text.
+    pub fn read_raw(&mut self) -> Result<RawValue<'a>, Error> {
+        let range = self.skip_value()?;
+        match self.text.get(range) {
+            Some(text) => Ok(RawValue::checked(
+                text,
+                ParseOptions {
+                    max_depth: self.max_depth,
+                    strict_surrogates: self.strict_surrogates,
+                },
+            )),
+            None => Err(self.error(ErrorKind::InvalidUtf8, self.text.len())),
+        }
     }
 
     /// Checks that only whitespace remains.
@@ -1042,7 +1081,7 @@ impl Sink<'_> for Skip {
 struct Tree {
     /// Members of the open objects. A member is pushed with a `null` placeholder
     /// when its name is read.
-    members: Vec<(String, Value)>,
+    members: Vec<(Str, Value)>,
     /// Elements of the open arrays, and the root value.
     elements: Vec<Value>,
     /// For each open container, where its members or elements start.
@@ -1101,7 +1140,7 @@ impl Tree {
     }
 
     #[inline]
-    fn string(&mut self, s: String, place: Place) {
+    fn string(&mut self, s: Str, place: Place) {
         match place {
             Place::Name => self.members.push((s, Value::Null)),
             Place::Value { in_object } => self.complete(Value::String(s), in_object),
@@ -1121,11 +1160,11 @@ impl Strings<'_> for Tree {
     type Text = String;
     #[inline]
     fn str(&mut self, s: &str, place: Place) {
-        self.string(String::from(s), place);
+        self.string(Str::from(s), place);
     }
     #[inline]
     fn decoded(&mut self, text: String, place: Place) {
-        self.string(text, place);
+        self.string(Str::from(text), place);
     }
 }
 

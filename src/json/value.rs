@@ -1,9 +1,10 @@
 //! The JSON value model: [`Value`], [`Number`] (exact text) and [`Object`] (ordered).
 
-use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
+
+use super::string::Str;
 
 /// A JSON value.
 ///
@@ -18,30 +19,22 @@ pub enum Value {
     Bool(bool),
     /// A number, kept as its exact text.
     Number(Number),
-    /// A string (always valid UTF-8; escapes decoded).
-    String(String),
+    /// A string (always valid UTF-8; escapes decoded), inline when short.
+    String(Str),
     /// An array.
     Array(Vec<Value>),
     /// An object, members in input order.
     Object(Object),
 }
 
-const INLINE: usize = 22;
-
 /// A JSON number, kept as the exact text it was written with.
 ///
-/// Short texts (up to 22 bytes, which covers every `i64`/`u64`) are stored inline
-/// without allocating. Conversions ([`as_i64`](Number::as_i64),
+/// The text is a [`Str`]: up to 22 bytes, which covers every `i64`/`u64`, it is
+/// stored inline without allocating. Conversions ([`as_i64`](Number::as_i64),
 /// [`as_u64`](Number::as_u64), [`as_f64`](Number::as_f64)) happen only when asked.
 #[derive(Clone)]
 pub struct Number {
-    text: NumberText,
-}
-
-#[derive(Clone)]
-enum NumberText {
-    Inline { len: u8, bytes: [u8; INLINE] },
-    Heap(Box<str>),
+    text: Str,
 }
 
 impl Number {
@@ -49,20 +42,8 @@ impl Number {
     /// (so they are ASCII).
     #[inline]
     pub(crate) fn from_checked_bytes(b: &[u8]) -> Number {
-        if b.len() <= INLINE {
-            let mut bytes = [0u8; INLINE];
-            bytes[..b.len()].copy_from_slice(b);
-            Number {
-                text: NumberText::Inline {
-                    len: b.len() as u8,
-                    bytes,
-                },
-            }
-        } else {
-            let text = core::str::from_utf8(b).unwrap_or("0");
-            Number {
-                text: NumberText::Heap(Box::from(text)),
-            }
+        Number {
+            text: Str::from(core::str::from_utf8(b).unwrap_or("0")),
         }
     }
 
@@ -91,20 +72,13 @@ impl Number {
 
     /// The exact text of the number.
     pub fn as_str(&self) -> &str {
-        match &self.text {
-            // The inline bytes were checked number text: ASCII.
-            NumberText::Inline { .. } => core::str::from_utf8(self.text_bytes()).unwrap_or("0"),
-            NumberText::Heap(s) => s,
-        }
+        self.text.as_str()
     }
 
     /// The exact text as bytes (ASCII).
     #[inline]
     pub(crate) fn text_bytes(&self) -> &[u8] {
-        match &self.text {
-            NumberText::Inline { len, bytes } => bytes.get(..usize::from(*len)).unwrap_or_default(),
-            NumberText::Heap(s) => s.as_bytes(),
-        }
+        self.text.as_bytes()
     }
 
     /// `true` when the text has no fraction and no exponent (`-12`, not `1.0`, not `1e2`).
@@ -148,7 +122,7 @@ pub(crate) fn is_number_text(b: &[u8]) -> bool {
 
 impl PartialEq for Number {
     fn eq(&self, other: &Number) -> bool {
-        self.as_str() == other.as_str()
+        self.text == other.text
     }
 }
 impl Eq for Number {}
@@ -220,7 +194,7 @@ mod itoa_buf {
 /// appends; [`push`](Object::push) always appends.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Object {
-    members: Vec<(String, Value)>,
+    members: Vec<(Str, Value)>,
 }
 
 impl Object {
@@ -278,7 +252,7 @@ impl Object {
 
     /// Sets `name` to `value`: replaces the last member with that name, or appends.
     /// Returns the value that was replaced.
-    pub fn insert(&mut self, name: impl Into<String>, value: Value) -> Option<Value> {
+    pub fn insert(&mut self, name: impl Into<Str>, value: Value) -> Option<Value> {
         let name = name.into();
         match self.get_mut(&name) {
             Some(slot) => Some(core::mem::replace(slot, value)),
@@ -290,7 +264,7 @@ impl Object {
     }
 
     /// Appends a member, even if one with the same name exists.
-    pub fn push(&mut self, name: impl Into<String>, value: Value) {
+    pub fn push(&mut self, name: impl Into<Str>, value: Value) {
         self.members.push((name.into(), value));
     }
 
@@ -316,7 +290,7 @@ impl Object {
     }
 
     /// The members in order.
-    pub fn iter(&self) -> core::slice::Iter<'_, (String, Value)> {
+    pub fn iter(&self) -> core::slice::Iter<'_, (Str, Value)> {
         self.members.iter()
     }
 
@@ -326,23 +300,23 @@ impl Object {
     }
 
     /// The members as a slice.
-    pub fn as_slice(&self) -> &[(String, Value)] {
+    pub fn as_slice(&self) -> &[(Str, Value)] {
         &self.members
     }
 
     /// The members as a vector.
-    pub fn into_vec(self) -> Vec<(String, Value)> {
+    pub fn into_vec(self) -> Vec<(Str, Value)> {
         self.members
     }
 }
 
-impl From<Vec<(String, Value)>> for Object {
-    fn from(members: Vec<(String, Value)>) -> Object {
+impl From<Vec<(Str, Value)>> for Object {
+    fn from(members: Vec<(Str, Value)>) -> Object {
         Object { members }
     }
 }
 
-impl<K: Into<String>> FromIterator<(K, Value)> for Object {
+impl<K: Into<Str>> FromIterator<(K, Value)> for Object {
     fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Object {
         Object {
             members: iter.into_iter().map(|(k, v)| (k.into(), v)).collect(),
@@ -351,16 +325,16 @@ impl<K: Into<String>> FromIterator<(K, Value)> for Object {
 }
 
 impl IntoIterator for Object {
-    type Item = (String, Value);
-    type IntoIter = alloc::vec::IntoIter<(String, Value)>;
+    type Item = (Str, Value);
+    type IntoIter = alloc::vec::IntoIter<(Str, Value)>;
     fn into_iter(self) -> Self::IntoIter {
         self.members.into_iter()
     }
 }
 
 impl<'a> IntoIterator for &'a Object {
-    type Item = &'a (String, Value);
-    type IntoIter = core::slice::Iter<'a, (String, Value)>;
+    type Item = &'a (Str, Value);
+    type IntoIter = core::slice::Iter<'a, (Str, Value)>;
     fn into_iter(self) -> Self::IntoIter {
         self.members.iter()
     }
@@ -401,7 +375,7 @@ impl Value {
     /// The string, for a string value.
     pub fn as_str(&self) -> Option<&str> {
         match self {
-            Value::String(s) => Some(s),
+            Value::String(s) => Some(s.as_str()),
             _ => None,
         }
     }
@@ -519,11 +493,16 @@ impl From<bool> for Value {
 }
 impl From<&str> for Value {
     fn from(v: &str) -> Value {
-        Value::String(String::from(v))
+        Value::String(Str::from(v))
     }
 }
 impl From<String> for Value {
     fn from(v: String) -> Value {
+        Value::String(Str::from(v))
+    }
+}
+impl From<Str> for Value {
+    fn from(v: Str) -> Value {
         Value::String(v)
     }
 }

@@ -5,11 +5,11 @@
 //! line break. Numbers are written as their exact text. Nesting is walked with an
 //! explicit stack, not by recursion.
 
-use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
 use super::read::{find_special, is_special, special_bytes, word_at};
+use super::string::Str;
 use super::value::{Object, Value};
 
 /// Writes `v` as compact JSON into a new buffer.
@@ -32,7 +32,7 @@ pub fn to_vec(v: &Value) -> Vec<u8> {
 #[derive(Clone, Copy)]
 enum Rest<'a> {
     Elements(&'a [Value]),
-    Members(&'a [(String, Value)]),
+    Members(&'a [(Str, Value)]),
 }
 
 /// The open containers, innermost last: the first levels in place, deeper ones in a
@@ -125,7 +125,7 @@ pub fn write_array<T>(items: &[T], mut write: impl FnMut(&T, &mut Vec<u8>), out:
 /// the other members pushed on `open`, and returns the first member's value.
 #[inline]
 fn open_object<'a>(
-    members: &'a [(String, Value)],
+    members: &'a [(Str, Value)],
     open: &mut Open<'a>,
     out: &mut Vec<u8>,
 ) -> Option<&'a Value> {

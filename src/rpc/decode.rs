@@ -1,17 +1,22 @@
 //! Decoding one line into JSON-RPC 2.0 messages, in a single pass over its bytes.
 //!
 //! The envelope is read member by member with [`json::Reader`], without building a
-//! tree for it; only `params`, `result` and `error.data` become [`Value`]s. A JSON
-//! syntax error anywhere in the line fails the whole line (Parse error), while a
-//! well-formed entry that breaks a JSON-RPC rule fails only that entry (Invalid
-//! Request), keeping its id when the id itself was valid.
+//! tree for it. The payloads (`params`, `result` and `error.data`) are taken in one of
+//! two forms, by the same code: built as [`Value`]s for [`decode`], or left as
+//! [`RawValue`]s, checked slices of the line, for [`decode_view`]. A JSON syntax error
+//! anywhere in the line fails the whole line (Parse error), while a well-formed entry
+//! that breaks a JSON-RPC rule fails only that entry (Invalid Request), keeping its id
+//! when the id itself was valid.
 
-use alloc::string::String;
+use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
 use super::error::{DecodeError, DecodeErrorKind};
 use super::types::{ErrorCode, ErrorObject, Id, Message, Notification, Request, Response};
-use crate::json::{self, Number, ParseOptions, Reader, Value};
+use super::view::{
+    ErrorView, IncomingView, MessageView, NotificationView, RequestView, ResponseView,
+};
+use crate::json::{self, Number, ParseOptions, RawValue, Reader, Value};
 
 /// What one line holds: a single message or a batch.
 ///
@@ -34,39 +39,174 @@ pub fn decode(line: &[u8]) -> Incoming {
 ///
 /// Never panics; every failure is a [`DecodeError`] inside the returned [`Incoming`].
 pub fn decode_with(line: &[u8], options: &ParseOptions) -> Incoming {
+    match decode_line::<Owned>(line, options) {
+        Line::Single(entry) => Incoming::Single(entry),
+        Line::Batch(entries) => Incoming::Batch(entries),
+    }
+}
+
+/// Decodes one line (without its newline) with the default [`ParseOptions`], into
+/// messages borrowed from it.
+///
+/// The line is checked exactly as [`decode`] checks it, with the same errors, but no
+/// tree is built: the payloads are [`RawValue`]s, and the method and the error
+/// message are borrowed from the line when they hold no escape. Decoding a request
+/// with an integer id allocates nothing.
+///
+/// ```
+/// use dhara_protocol::rpc::{self, Id, IncomingView, MessageView};
+///
+/// let line = br#"{"jsonrpc":"2.0","id":7,"method":"tools/execute","params":{"toolName":"grep"}}"#;
+/// let IncomingView::Single(Ok(MessageView::Request(request))) = rpc::decode_view(line) else {
+///     panic!("a valid request");
+/// };
+/// assert_eq!(request.id, Id::from(7u64));
+/// assert_eq!(request.method, "tools/execute");
+/// assert_eq!(request.params.unwrap().as_str(), r#"{"toolName":"grep"}"#);
+/// ```
+pub fn decode_view(line: &[u8]) -> IncomingView<'_> {
+    decode_view_with(line, &ParseOptions::DEFAULT)
+}
+
+/// [`decode_view`] with the given JSON limits; the payloads keep them, so
+/// [`RawValue::parse`] and [`RawValue::reader`] read them under the same limits.
+pub fn decode_view_with<'a>(line: &'a [u8], options: &ParseOptions) -> IncomingView<'a> {
+    match decode_line::<Borrowed>(line, options) {
+        Line::Single(entry) => IncomingView::Single(entry),
+        Line::Batch(entries) => IncomingView::Batch(entries),
+    }
+}
+
+/// The `error` member's parts, with the data in the form being decoded.
+struct ErrorParts<'a, P> {
+    code: ErrorCode,
+    message: Cow<'a, str>,
+    data: Option<P>,
+}
+
+/// How the payloads are taken, and the messages put together: the one difference
+/// between [`decode`] and [`decode_view`].
+trait Form<'a> {
+    /// What `params`, `result` and `error.data` become.
+    type Payload;
+    /// What a valid entry becomes.
+    type Message;
+    /// Reads one payload.
+    fn payload(reader: &mut Reader<'a>) -> Result<Self::Payload, json::Error>;
+    fn request(id: Id, method: Cow<'a, str>, params: Option<Self::Payload>) -> Self::Message;
+    fn notification(method: Cow<'a, str>, params: Option<Self::Payload>) -> Self::Message;
+    fn response(
+        id: Id,
+        outcome: Result<Self::Payload, ErrorParts<'a, Self::Payload>>,
+    ) -> Self::Message;
+}
+
+/// Owned messages: payloads built as [`Value`]s.
+struct Owned;
+
+impl<'a> Form<'a> for Owned {
+    type Payload = Value;
+    type Message = Message;
+
+    fn payload(reader: &mut Reader<'a>) -> Result<Value, json::Error> {
+        reader.read_value()
+    }
+
+    fn request(id: Id, method: Cow<'a, str>, params: Option<Value>) -> Message {
+        let method = method.into_owned();
+        Message::Request(Request { id, method, params })
+    }
+
+    fn notification(method: Cow<'a, str>, params: Option<Value>) -> Message {
+        let method = method.into_owned();
+        Message::Notification(Notification { method, params })
+    }
+
+    fn response(id: Id, outcome: Result<Value, ErrorParts<'a, Value>>) -> Message {
+        let outcome = outcome.map_err(|e| ErrorObject {
+            code: e.code,
+            message: e.message.into_owned(),
+            data: e.data,
+        });
+        Message::Response(Response { id, outcome })
+    }
+}
+
+/// Borrowed messages: payloads left as [`RawValue`]s.
+struct Borrowed;
+
+impl<'a> Form<'a> for Borrowed {
+    type Payload = RawValue<'a>;
+    type Message = MessageView<'a>;
+
+    fn payload(reader: &mut Reader<'a>) -> Result<RawValue<'a>, json::Error> {
+        reader.read_raw()
+    }
+
+    fn request(id: Id, method: Cow<'a, str>, params: Option<RawValue<'a>>) -> MessageView<'a> {
+        MessageView::Request(RequestView { id, method, params })
+    }
+
+    fn notification(method: Cow<'a, str>, params: Option<RawValue<'a>>) -> MessageView<'a> {
+        MessageView::Notification(NotificationView { method, params })
+    }
+
+    fn response(
+        id: Id,
+        outcome: Result<RawValue<'a>, ErrorParts<'a, RawValue<'a>>>,
+    ) -> MessageView<'a> {
+        let outcome = outcome.map_err(|e| ErrorView {
+            code: e.code,
+            message: e.message,
+            data: e.data,
+        });
+        MessageView::Response(ResponseView { id, outcome })
+    }
+}
+
+/// One decoded line, in either form.
+enum Line<M> {
+    Single(Result<M, DecodeError>),
+    Batch(Vec<Result<M, DecodeError>>),
+}
+
+/// Decodes a line in form `F`.
+fn decode_line<'a, F: Form<'a>>(line: &'a [u8], options: &ParseOptions) -> Line<F::Message> {
     let mut reader = Reader::new(line, options);
-    match read_incoming(&mut reader) {
-        Ok(incoming) => incoming,
-        Err(e) => Incoming::Single(Err(DecodeError::new(DecodeErrorKind::Json(e), None, false))),
+    match read_line::<F>(&mut reader) {
+        Ok(line) => line,
+        Err(e) => Line::Single(Err(DecodeError::new(DecodeErrorKind::Json(e), None, false))),
     }
 }
 
 /// Decodes a line; any JSON error (the outer `Err`) fails the whole line.
-fn read_incoming(reader: &mut Reader<'_>) -> Result<Incoming, json::Error> {
-    let incoming = if reader.peek() == Some(b'[') {
+fn read_line<'a, F: Form<'a>>(reader: &mut Reader<'a>) -> Result<Line<F::Message>, json::Error> {
+    let line = if reader.peek() == Some(b'[') {
         reader.begin_array()?;
         let mut entries = Vec::new();
         while reader.next_element()? {
-            entries.push(read_entry(reader)?);
+            entries.push(read_entry::<F>(reader)?);
         }
         if entries.is_empty() {
-            Incoming::Single(Err(DecodeError::new(
+            Line::Single(Err(DecodeError::new(
                 DecodeErrorKind::EmptyBatch,
                 None,
                 false,
             )))
         } else {
-            Incoming::Batch(entries)
+            Line::Batch(entries)
         }
     } else {
-        Incoming::Single(read_entry(reader)?)
+        Line::Single(read_entry::<F>(reader)?)
     };
     reader.finish()?;
-    Ok(incoming)
+    Ok(line)
 }
 
 /// Decodes one message: the whole line, or one element of a batch.
-fn read_entry(reader: &mut Reader<'_>) -> Result<Result<Message, DecodeError>, json::Error> {
+fn read_entry<'a, F: Form<'a>>(
+    reader: &mut Reader<'a>,
+) -> Result<Result<F::Message, DecodeError>, json::Error> {
     if reader.peek() != Some(b'{') {
         reader.skip_value()?;
         return Ok(Err(DecodeError::new(
@@ -76,7 +216,7 @@ fn read_entry(reader: &mut Reader<'_>) -> Result<Result<Message, DecodeError>, j
         )));
     }
     reader.begin_object()?;
-    let mut envelope = Envelope::default();
+    let mut envelope = Envelope::<F>::default();
     while let Some(name) = reader.next_member_name()? {
         envelope.read_member(&name, reader)?;
     }
@@ -124,21 +264,34 @@ impl Member {
 }
 
 /// What has been read of one envelope so far.
-#[derive(Default)]
-struct Envelope {
+struct Envelope<'a, F: Form<'a>> {
     /// The members present (one bit per [`Member`]), valid or not.
     seen: u8,
     /// The id, unless it was invalid or given twice.
     id: Option<Id>,
-    method: Option<String>,
-    params: Option<Value>,
-    result: Option<Value>,
-    error: Option<ErrorObject>,
+    method: Option<Cow<'a, str>>,
+    params: Option<F::Payload>,
+    result: Option<F::Payload>,
+    error: Option<ErrorParts<'a, F::Payload>>,
     /// The first rule the members broke, in reading order.
     problem: Option<DecodeErrorKind>,
 }
 
-impl Envelope {
+impl<'a, F: Form<'a>> Default for Envelope<'a, F> {
+    fn default() -> Self {
+        Envelope {
+            seen: 0,
+            id: None,
+            method: None,
+            params: None,
+            result: None,
+            error: None,
+            problem: None,
+        }
+    }
+}
+
+impl<'a, F: Form<'a>> Envelope<'a, F> {
     fn has(&self, member: Member) -> bool {
         self.seen & member.bit() != 0
     }
@@ -147,7 +300,7 @@ impl Envelope {
         self.problem.get_or_insert(problem);
     }
 
-    fn read_member(&mut self, name: &str, reader: &mut Reader<'_>) -> Result<(), json::Error> {
+    fn read_member(&mut self, name: &str, reader: &mut Reader<'a>) -> Result<(), json::Error> {
         let Some(member) = Member::from_name(name) else {
             reader.skip_value()?;
             return Ok(());
@@ -177,14 +330,14 @@ impl Envelope {
                 None => self.note(DecodeErrorKind::MethodNotString),
             },
             Member::Params => match reader.peek() {
-                Some(b'[' | b'{') => self.params = Some(reader.read_value()?),
+                Some(b'[' | b'{') => self.params = Some(F::payload(reader)?),
                 _ => {
                     reader.skip_value()?;
                     self.note(DecodeErrorKind::ParamsNotStructured);
                 }
             },
-            Member::Result => self.result = Some(reader.read_value()?),
-            Member::Error => match read_error_object(reader)? {
+            Member::Result => self.result = Some(F::payload(reader)?),
+            Member::Error => match read_error_object::<F>(reader)? {
                 Ok(error) => self.error = Some(error),
                 Err(problem) => self.note(problem),
             },
@@ -194,7 +347,7 @@ impl Envelope {
 
     /// Applies the rules that depend on which members are present, and builds the
     /// message or the error.
-    fn into_message(self) -> Result<Message, DecodeError> {
+    fn into_message(self) -> Result<F::Message, DecodeError> {
         let has_version = self.has(Member::Jsonrpc);
         let response_like =
             (self.has(Member::Result) || self.has(Member::Error)) && !self.has(Member::Method);
@@ -208,36 +361,24 @@ impl Envelope {
         }
         // No problem was noted, so every member present was read into its field.
         match (self.method, self.result, self.error, id) {
-            (Some(method), None, None, Some(id)) => Ok(Message::Request(Request {
-                id,
-                method,
-                params: self.params,
-            })),
-            (Some(method), None, None, None) => Ok(Message::Notification(Notification {
-                method,
-                params: self.params,
-            })),
+            (Some(method), None, None, Some(id)) => Ok(F::request(id, method, self.params)),
+            (Some(method), None, None, None) => Ok(F::notification(method, self.params)),
             (Some(_), _, _, id) => fail(DecodeErrorKind::MethodWithOutcome, id),
             (None, Some(_), Some(_), id) => fail(DecodeErrorKind::ResultAndError, id),
             (None, None, None, id) => fail(DecodeErrorKind::NoMethodOrOutcome, id),
             (None, _, _, None) => fail(DecodeErrorKind::ResponseWithoutId, None),
-            (None, Some(result), None, Some(id)) => Ok(Message::Response(Response {
-                id,
-                outcome: Ok(result),
-            })),
-            (None, None, Some(error), Some(id)) => Ok(Message::Response(Response {
-                id,
-                outcome: Err(error),
-            })),
+            (None, Some(result), None, Some(id)) => Ok(F::response(id, Ok(result))),
+            (None, None, Some(error), Some(id)) => Ok(F::response(id, Err(error))),
         }
     }
 }
 
-/// Reads a string value, with whether a lone surrogate escape was replaced; `None`
-/// (with the value skipped) when the value is not a string.
-fn read_text(reader: &mut Reader<'_>) -> Result<Option<(String, bool)>, json::Error> {
+/// Reads a string value, borrowed from the line when it holds no escape, with
+/// whether a lone surrogate escape was replaced; `None` (with the value skipped) when
+/// the value is not a string.
+fn read_text<'a>(reader: &mut Reader<'a>) -> Result<Option<(Cow<'a, str>, bool)>, json::Error> {
     if reader.peek() == Some(b'"') {
-        reader.read_string().map(Some)
+        reader.read_str().map(Some)
     } else {
         reader.skip_value()?;
         Ok(None)
@@ -261,25 +402,25 @@ fn read_version(reader: &mut Reader<'_>) -> Result<bool, json::Error> {
             && json::parse(text).is_ok_and(|v| v.as_str() == Some("2.0"))))
 }
 
-/// A number value's text, checked by the reader, as a [`Number`].
-fn read_number(reader: &mut Reader<'_>) -> Result<Option<Number>, json::Error> {
-    let text = skip_to_text(reader)?;
-    Ok(core::str::from_utf8(text).ok().and_then(Number::from_text))
+/// The number at the reader (its first byte was seen to be `-` or a digit), its
+/// text checked by the reader and taken as it is.
+fn read_number(reader: &mut Reader<'_>) -> Result<Number, json::Error> {
+    Ok(Number::from_checked_bytes(skip_to_text(reader)?))
 }
 
 /// Reads an `id` value: a string, an integer text or `null`.
 fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json::Error> {
     match reader.peek() {
         Some(b'"') => {
-            let (text, replaced) = reader.read_string()?;
+            let (text, replaced) = reader.read_str()?;
             Ok(if replaced {
                 Err(DecodeErrorKind::IdLoneSurrogate)
             } else {
-                Ok(Id::String(text))
+                Ok(Id::String(text.into_owned()))
             })
         }
         Some(b'-' | b'0'..=b'9') => match read_number(reader)? {
-            Some(n) if n.is_integer() => Ok(Ok(Id::Number(n))),
+            n if n.is_integer() => Ok(Ok(Id::Number(n))),
             _ => Ok(Err(DecodeErrorKind::InvalidId)),
         },
         Some(b'n') => {
@@ -295,17 +436,17 @@ fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json:
 
 /// Reads the `error` member of a response: `{"code": integer, "message": string,
 /// "data"?: any}`. Other members are ignored; a duplicated one is an error.
-fn read_error_object(
-    reader: &mut Reader<'_>,
-) -> Result<Result<ErrorObject, DecodeErrorKind>, json::Error> {
+fn read_error_object<'a, F: Form<'a>>(
+    reader: &mut Reader<'a>,
+) -> Result<Result<ErrorParts<'a, F::Payload>, DecodeErrorKind>, json::Error> {
     if reader.peek() != Some(b'{') {
         reader.skip_value()?;
         return Ok(Err(DecodeErrorKind::ErrorNotObject));
     }
     reader.begin_object()?;
     let mut code: Option<Option<i64>> = None;
-    let mut message: Option<Option<String>> = None;
-    let mut data: Option<Value> = None;
+    let mut message: Option<Option<Cow<'a, str>>> = None;
+    let mut data: Option<F::Payload> = None;
     let mut problem = None;
     while let Some(name) = reader.next_member_name()? {
         let duplicate = match &*name {
@@ -318,7 +459,7 @@ fn read_error_object(
                 continue;
             }
             "data" if data.is_none() => {
-                data = Some(reader.read_value()?);
+                data = Some(F::payload(reader)?);
                 continue;
             }
             "code" => "error.code",
@@ -341,7 +482,7 @@ fn read_error_object(
     let Some(Some(message)) = message else {
         return Ok(Err(DecodeErrorKind::ErrorMessage));
     };
-    Ok(Ok(ErrorObject {
+    Ok(Ok(ErrorParts {
         code: ErrorCode::from_code(code),
         message,
         data,
@@ -351,7 +492,7 @@ fn read_error_object(
 /// Reads an integer that fits an `i64`; `None` (value consumed) for anything else.
 fn read_integer(reader: &mut Reader<'_>) -> Result<Option<i64>, json::Error> {
     match reader.peek() {
-        Some(b'-' | b'0'..=b'9') => Ok(read_number(reader)?.and_then(|n| n.as_i64())),
+        Some(b'-' | b'0'..=b'9') => Ok(read_number(reader)?.as_i64()),
         _ => {
             reader.skip_value()?;
             Ok(None)

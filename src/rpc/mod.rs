@@ -20,6 +20,11 @@
 //! | a duplicated `jsonrpc`, `id`, `method`, `params`, `result` or `error` | Invalid Request |
 //! | an escaped lone surrogate in `method` or a string `id` | Invalid Request |
 //!
+//! [`decode_view`] applies the same rules, with the same errors, without building a
+//! tree: the message borrows from the line ([`MessageView`]), its payloads stay as
+//! checked slices of it ([`json::RawValue`](crate::json::RawValue)). The endpoints
+//! decode this way and read each payload straight into the typed value they expect.
+//!
 //! Members with other names are ignored. A message with `method` and `id` (even
 //! `"id": null`) is a request; with `method` and no `id`, a notification. Integer ids
 //! keep their exact text, so any integer is echoed unchanged. When an entry is
@@ -65,8 +70,11 @@ mod decode;
 mod encode;
 mod error;
 mod types;
+mod view;
 
-pub use decode::{Incoming, LinePrefix, decode, decode_with, scan_prefix};
+pub use decode::{
+    Incoming, LinePrefix, decode, decode_view, decode_view_with, decode_with, scan_prefix,
+};
 pub use encode::{
     write_batch, write_error_object, write_id, write_message, write_notification,
     write_notification_with, write_request, write_request_with, write_response,
@@ -74,3 +82,4 @@ pub use encode::{
 };
 pub use error::{DecodeError, DecodeErrorKind};
 pub use types::{ErrorCode, ErrorObject, Id, Message, Notification, Request, Response};
+pub use view::{ErrorView, IncomingView, MessageView, NotificationView, RequestView, ResponseView};

@@ -42,7 +42,7 @@ fn build_value(source: &mut Source<'_>, depth: usize) -> Value {
         0 => Value::Null,
         1 => Value::Bool(source.bool()),
         2 => Value::Number(build_number(source)),
-        3 | 4 => Value::String(build_string(source)),
+        3 | 4 => Value::from(build_string(source)),
         5 => {
             let len = source.below(6);
             Value::Array((0..len).map(|_| build_value(source, depth + 1)).collect())

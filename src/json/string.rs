@@ -1,0 +1,365 @@
+//! [`Str`]: the string type of [`Value`](super::Value) strings and object member
+//! names, stored inline when short.
+//!
+//! Protocol messages are mostly short strings: member names (`"jsonrpc"`,
+//! `"params"`, `"toolName"`), method names, tool names, small inputs. Holding each in
+//! a `String` costs an allocation apiece, which is most of the cost of building a
+//! tree for a small message. A `Str` of up to [`Str::INLINE_CAPACITY`] bytes lives
+//! inside the value itself; a longer one is one exact-size `Box<str>`.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use core::borrow::Borrow;
+use core::cmp::Ordering;
+use core::fmt;
+use core::hash::{Hash, Hasher};
+use core::ops::Deref;
+
+/// An immutable UTF-8 string: inline up to [`Str::INLINE_CAPACITY`] bytes, else
+/// one heap allocation of exactly its length.
+///
+/// It dereferences to `str`, compares, orders and hashes as its text, and converts
+/// from and into `String` and `&str`.
+///
+/// ```
+/// use dhara_protocol::json::Str;
+///
+/// let name = Str::from("toolName");
+/// assert!(name.is_inline());
+/// assert_eq!(name, "toolName");
+/// assert_eq!(name.len(), 8);
+///
+/// let long = Str::from("a string longer than twenty-two bytes");
+/// assert!(!long.is_inline());
+/// assert_eq!(String::from(long), "a string longer than twenty-two bytes");
+/// ```
+#[derive(Clone)]
+pub struct Str {
+    repr: Repr,
+}
+
+#[derive(Clone)]
+enum Repr {
+    /// The first `len` bytes of `bytes` are the text (always whole UTF-8).
+    Inline {
+        len: u8,
+        bytes: [u8; Str::INLINE_CAPACITY],
+    },
+    Heap(Box<str>),
+}
+
+impl Str {
+    /// The longest text, in bytes, stored without allocating.
+    pub const INLINE_CAPACITY: usize = 22;
+
+    /// The empty string.
+    pub const fn new() -> Str {
+        Str {
+            repr: Repr::Inline {
+                len: 0,
+                bytes: [0; Str::INLINE_CAPACITY],
+            },
+        }
+    }
+
+    /// `true` when the text is stored inline (no allocation).
+    pub fn is_inline(&self) -> bool {
+        matches!(self.repr, Repr::Inline { .. })
+    }
+
+    /// The text.
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        match &self.repr {
+            // Inline bytes were copied from a whole `&str`, so this never fails; the
+            // check is what keeps the crate free of `unsafe`.
+            Repr::Inline { .. } => core::str::from_utf8(self.as_bytes()).unwrap_or_default(),
+            Repr::Heap(s) => s,
+        }
+    }
+
+    /// The text as bytes, without re-checking UTF-8.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        match &self.repr {
+            Repr::Inline { len, bytes } => bytes.get(..usize::from(*len)).unwrap_or_default(),
+            Repr::Heap(s) => s.as_bytes(),
+        }
+    }
+
+    /// The length in bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.as_bytes().len()
+    }
+
+    /// `true` for the empty string.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The text as a `String` (one allocation unless empty).
+    pub fn into_string(self) -> String {
+        match self.repr {
+            Repr::Inline { .. } => String::from(self.as_str()),
+            Repr::Heap(s) => String::from(s),
+        }
+    }
+
+    /// The short text of `s` inline, or `None` when it is too long.
+    #[inline]
+    fn inline(s: &str) -> Option<Str> {
+        let len = s.len();
+        if len > Str::INLINE_CAPACITY {
+            return None;
+        }
+        let mut bytes = [0; Str::INLINE_CAPACITY];
+        bytes.get_mut(..len)?.copy_from_slice(s.as_bytes());
+        Some(Str {
+            repr: Repr::Inline {
+                len: len as u8,
+                bytes,
+            },
+        })
+    }
+}
+
+impl Default for Str {
+    fn default() -> Str {
+        Str::new()
+    }
+}
+
+impl From<&str> for Str {
+    #[inline]
+    fn from(s: &str) -> Str {
+        Str::inline(s).unwrap_or_else(|| Str {
+            repr: Repr::Heap(Box::from(s)),
+        })
+    }
+}
+
+impl From<String> for Str {
+    /// Short text moves inline (the `String`'s buffer is freed); longer text keeps
+    /// its buffer, trimmed to its length.
+    #[inline]
+    fn from(s: String) -> Str {
+        Str::inline(&s).unwrap_or_else(|| Str {
+            repr: Repr::Heap(s.into_boxed_str()),
+        })
+    }
+}
+
+impl From<Box<str>> for Str {
+    fn from(s: Box<str>) -> Str {
+        Str::inline(&s).unwrap_or(Str {
+            repr: Repr::Heap(s),
+        })
+    }
+}
+
+impl From<&String> for Str {
+    fn from(s: &String) -> Str {
+        Str::from(s.as_str())
+    }
+}
+
+impl From<char> for Str {
+    fn from(c: char) -> Str {
+        Str::from(c.encode_utf8(&mut [0; 4]) as &str)
+    }
+}
+
+impl From<Str> for String {
+    fn from(s: Str) -> String {
+        s.into_string()
+    }
+}
+
+impl Deref for Str {
+    type Target = str;
+    #[inline]
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Str {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<[u8]> for Str {
+    fn as_ref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl Borrow<str> for Str {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for Str {
+    #[inline]
+    fn eq(&self, other: &Str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+impl Eq for Str {}
+
+impl PartialEq<str> for Str {
+    #[inline]
+    fn eq(&self, other: &str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+impl PartialEq<&str> for Str {
+    #[inline]
+    fn eq(&self, other: &&str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+impl PartialEq<String> for Str {
+    fn eq(&self, other: &String) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+impl PartialEq<Str> for str {
+    fn eq(&self, other: &Str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+impl PartialEq<Str> for &str {
+    fn eq(&self, other: &Str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+impl PartialEq<Str> for String {
+    fn eq(&self, other: &Str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl PartialOrd for Str {
+    fn partial_cmp(&self, other: &Str) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Str {
+    /// Byte order, which for UTF-8 is the order of `str`.
+    fn cmp(&self, other: &Str) -> Ordering {
+        self.as_bytes().cmp(other.as_bytes())
+    }
+}
+
+impl Hash for Str {
+    /// Hashes as the `str` it holds, as [`Borrow<str>`] requires.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl fmt::Debug for Str {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Str {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec::Vec;
+
+    #[test]
+    fn up_to_the_inline_capacity_stays_inline() {
+        let texts = ["", "a", "jsonrpc", "0123456789012345678901", "ééééééééééé"];
+        for text in texts {
+            assert!(text.len() <= Str::INLINE_CAPACITY);
+            let s = Str::from(text);
+            assert!(s.is_inline(), "{text:?}");
+            assert_eq!(s.as_str(), text);
+            assert_eq!(s.len(), text.len());
+        }
+        for text in [
+            "01234567890123456789012",
+            "éééééééééééé",
+            "a\u{1F600}aaaaaaaaaaaaaaaaaaaa",
+        ] {
+            assert!(text.len() > Str::INLINE_CAPACITY);
+            let s = Str::from(String::from(text));
+            assert!(!s.is_inline(), "{text:?}");
+            assert_eq!(s.as_str(), text);
+        }
+    }
+
+    #[test]
+    fn every_conversion_keeps_the_text() {
+        for text in [
+            "",
+            "x",
+            "a longer text that needs the heap, surely",
+            "日本語",
+        ] {
+            assert_eq!(Str::from(text), text);
+            assert_eq!(Str::from(String::from(text)), text);
+            assert_eq!(Str::from(Box::<str>::from(text)), text);
+            assert_eq!(String::from(Str::from(text)), text);
+            assert_eq!(Str::from(text).into_string(), text);
+            assert_eq!(&*Str::from(text), text);
+            assert_eq!(alloc::format!("{}", Str::from(text)), text);
+            assert_eq!(
+                alloc::format!("{:?}", Str::from(text)),
+                alloc::format!("{text:?}")
+            );
+        }
+        assert_eq!(Str::from('é'), "é");
+        assert!(Str::default().is_empty());
+    }
+
+    #[test]
+    fn comparisons_and_order_follow_the_text() {
+        let mut words: Vec<Str> = ["b", "a", "a longer text that needs the heap", "ab", ""]
+            .into_iter()
+            .map(Str::from)
+            .collect();
+        words.sort();
+        let sorted: Vec<&str> = words.iter().map(Str::as_str).collect();
+        assert_eq!(
+            sorted,
+            ["", "a", "a longer text that needs the heap", "ab", "b"]
+        );
+        // Inline and heap copies of the same text are equal.
+        let heap = Str::from(Box::<str>::from("short"));
+        assert_eq!(heap, Str::from("short"));
+        assert_ne!(Str::from("short"), Str::from("shorts"));
+        let (owned, short) = (String::from("x"), Str::from("x"));
+        assert_eq!(owned, short);
+        assert_eq!(short, owned);
+        assert_eq!("x", short);
+    }
+
+    #[cfg(feature = "std")]
+    #[test]
+    fn hashes_as_str_so_maps_can_look_up_by_str() {
+        let mut map = std::collections::HashMap::new();
+        map.insert(Str::from("toolName"), 1);
+        map.insert(Str::from("a key long enough to live on the heap"), 2);
+        assert_eq!(map.get("toolName"), Some(&1));
+        assert_eq!(map.get("a key long enough to live on the heap"), Some(&2));
+    }
+
+    #[test]
+    fn is_no_bigger_than_a_string() {
+        assert!(core::mem::size_of::<Str>() <= core::mem::size_of::<String>());
+    }
+}
