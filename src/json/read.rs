@@ -6,9 +6,8 @@
 //! overflow the native stack. Strings are scanned a word (and, in long runs, 64
 //! bytes) at a time for the bytes that end a run; a string with escapes is sized
 //! before it is decoded, and its runs are copied a word at a time. The input is
-//! checked to be UTF-8 as strings reach it, a stretch at a time, never twice; the
-//! bytes outside strings can only be the grammar's ASCII. Numbers are checked once
-//! and kept as text.
+//! checked to be UTF-8 once, from the first string on (the grammar before it is
+//! ASCII). Numbers are checked once and kept as text.
 
 use alloc::borrow::Cow;
 use alloc::string::String;
@@ -109,9 +108,8 @@ pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> 
 #[derive(Clone, Debug)]
 pub struct Reader<'a> {
     input: &'a [u8],
-    /// The input from `text_start` on, as far as it has been checked to be UTF-8
-    /// (at most a [`TEXT_CHUNK`] past the string that needed it): strings without
-    /// escapes are taken from it, so short strings share one check.
+    /// The input from `text_start` on, up to its first byte that is not UTF-8,
+    /// checked when the first string needs it: string text is taken from it.
     text: &'a str,
     text_start: usize,
     pos: usize,
@@ -150,6 +148,7 @@ impl<'a> Reader<'a> {
         Reader {
             input: text.as_bytes(),
             text,
+            text_start: 0,
             pos: 0,
             depth: 0,
             max_depth: options.max_depth,
@@ -301,16 +300,14 @@ impl<'a> Reader<'a> {
     /// [`skip_value`](Reader::skip_value), and returns its text.
     pub fn read_raw(&mut self) -> Result<RawValue<'a>, Error> {
         let range = self.skip_value()?;
-        match self.text.get(range) {
-            Some(text) => Ok(RawValue::checked(
-                text,
-                ParseOptions {
-                    max_depth: self.max_depth,
-                    strict_surrogates: self.strict_surrogates,
-                },
-            )),
-            None => Err(self.error(ErrorKind::InvalidUtf8, self.text.len())),
-        }
+        let text = self.text_run(range.start, range.end)?;
+        Ok(RawValue::checked(
+            text,
+            ParseOptions {
+                max_depth: self.max_depth,
+                strict_surrogates: self.strict_surrogates,
+            },
+        ))
     }
 
     /// Checks that only whitespace remains.
@@ -524,7 +521,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The input from `start` to `end` (within one string), checked to be UTF-8.
+    /// The input from `start` to `end`, checked to be UTF-8.
     #[inline]
     fn text_run(&mut self, start: usize, end: usize) -> Result<&'a str, Error> {
         let run = start
@@ -536,13 +533,13 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// [`text_run`](Reader::text_run) past the text checked so far: checks the input
-    /// from `start` to `end`, and on to a [`TEXT_CHUNK`] past `start` for the strings
-    /// that follow; the error is at the first byte that is not UTF-8.
+    /// [`text_run`](Reader::text_run) past the text checked so far: checks the rest
+    /// of the input from `start`, once for all the strings that follow (the bytes
+    /// between them are the grammar's ASCII); the error is at the first byte that is
+    /// not UTF-8 if that is before `end`.
     #[inline(never)]
     fn check_text(&mut self, start: usize, end: usize) -> Result<&'a str, Error> {
-        let limit = end.max(start + TEXT_CHUNK).min(self.input.len());
-        let chunk = self.input.get(start..limit).unwrap_or_default();
+        let chunk = self.input.get(start..).unwrap_or_default();
         let text = match core::str::from_utf8(chunk) {
             Ok(text) => text,
             Err(e) if start + e.valid_up_to() >= end => {
@@ -686,10 +683,6 @@ impl<'a> Reader<'a> {
         Error::at(self.input, kind, offset)
     }
 }
-
-/// How far past a string the reader checks the input to be UTF-8 in one go, for the
-/// strings that follow it.
-const TEXT_CHUNK: usize = 1024;
 
 /// What each two-character escape `\x` stands for, by the byte `x`; 0 for the rest.
 static SHORT_ESCAPES: [u8; 256] = {
