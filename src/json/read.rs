@@ -3,10 +3,11 @@
 //! ([`Reader::skip_value`]) and, a member at a time, by the pull [`Reader`].
 //!
 //! Nesting is walked with an explicit stack, never by recursion, so no input can
-//! overflow the native stack. The input is checked to be UTF-8 once, up front; then
-//! strings are scanned a word (and, in long runs, 64 bytes) at a time for the bytes
-//! that end a run, and runs are copied whole. Numbers are checked once and kept as
-//! text.
+//! overflow the native stack. Strings are scanned a word (and, in long runs, 64
+//! bytes) at a time for the bytes that end a run; a string with escapes is sized
+//! before it is decoded, and its runs are copied a word at a time. The input is
+//! checked to be UTF-8 once, from the first string on (the grammar before it is
+//! ASCII). Numbers are checked once and kept as text.
 
 use alloc::borrow::Cow;
 use alloc::string::String;
@@ -107,9 +108,10 @@ pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> 
 #[derive(Clone, Debug)]
 pub struct Reader<'a> {
     input: &'a [u8],
-    /// The longest prefix of `input` that is UTF-8, checked once up front. String
-    /// text is taken from it; a string that reaches past it is not UTF-8.
+    /// The input from `text_start` on, up to its first byte that is not UTF-8,
+    /// checked when the first string needs it: string text is taken from it.
     text: &'a str,
+    text_start: usize,
     pos: usize,
     depth: usize,
     max_depth: usize,
@@ -128,16 +130,10 @@ enum LoneSurrogate {
 impl<'a> Reader<'a> {
     /// A reader at the start of `input`.
     pub fn new(input: &'a [u8], options: &ParseOptions) -> Reader<'a> {
-        let text = match core::str::from_utf8(input) {
-            Ok(text) => text,
-            Err(e) => {
-                let valid = input.get(..e.valid_up_to()).unwrap_or_default();
-                core::str::from_utf8(valid).unwrap_or_default()
-            }
-        };
         Reader {
             input,
-            text,
+            text: "",
+            text_start: 0,
             pos: 0,
             depth: 0,
             max_depth: options.max_depth,
@@ -152,6 +148,7 @@ impl<'a> Reader<'a> {
         Reader {
             input: text.as_bytes(),
             text,
+            text_start: 0,
             pos: 0,
             depth: 0,
             max_depth: options.max_depth,
@@ -303,16 +300,14 @@ impl<'a> Reader<'a> {
     /// [`skip_value`](Reader::skip_value), and returns its text.
     pub fn read_raw(&mut self) -> Result<RawValue<'a>, Error> {
         let range = self.skip_value()?;
-        match self.text.get(range) {
-            Some(text) => Ok(RawValue::checked(
-                text,
-                ParseOptions {
-                    max_depth: self.max_depth,
-                    strict_surrogates: self.strict_surrogates,
-                },
-            )),
-            None => Err(self.error(ErrorKind::InvalidUtf8, self.text.len())),
-        }
+        let text = self.text_run(range.start, range.end)?;
+        Ok(RawValue::checked(
+            text,
+            ParseOptions {
+                max_depth: self.max_depth,
+                strict_surrogates: self.strict_surrogates,
+            },
+        ))
     }
 
     /// Checks that only whitespace remains.
@@ -428,9 +423,8 @@ impl<'a> Reader<'a> {
     /// The string starting at the `"` under `self.pos`, given to `sink`; returns
     /// whether a lone surrogate escape was replaced with U+FFFD.
     ///
-    /// Runs without escapes are found a word at a time and taken whole from the
-    /// UTF-8-checked input ([`Reader::text`]); a string without escapes goes to the
-    /// sink as it is.
+    /// The first run is found a word at a time; a string without escapes is checked to
+    /// be UTF-8 and goes to the sink as it is in the input.
     #[inline]
     fn string<S: Strings<'a>>(&mut self, sink: &mut S, place: Place) -> Result<bool, Error> {
         let first = self.pos + 1;
@@ -444,51 +438,124 @@ impl<'a> Reader<'a> {
     }
 
     /// The rest of [`string`](Reader::string) when the string's text starts at
-    /// `first` and the first run ends at `i`, not at the closing quote.
+    /// `first` and its first escape (or whatever else ended the first run) is at
+    /// `special`.
+    ///
+    /// The string's end is found first, looking only for quotes, so that its text is
+    /// checked to be UTF-8 in one piece (escapes are ASCII: the raw text is UTF-8
+    /// exactly when the decoded text is) and its decoded text gets all the room it
+    /// needs at once. Then its runs are copied a word at a time, escapes in between.
     #[inline(never)]
     fn string_with_escapes<S: Strings<'a>>(
         &mut self,
         sink: &mut S,
         place: Place,
         first: usize,
-        mut i: usize,
+        special: usize,
     ) -> Result<bool, Error> {
         let lone = match place {
             Place::Name => LoneSurrogate::Reject,
             Place::Value { .. } => self.value_surrogates(),
         };
-        let mut out = S::Text::default();
+        let end = string_end(self.input, special);
+        let text = match self.text_run(first, end) {
+            Ok(text) => text,
+            Err(e) => return Err(self.first_string_error(first, special, lone, e)),
+        };
+        let mut out = S::Text::for_string(text, special - first);
         let mut replaced = false;
-        let mut start = first;
-        loop {
-            if i > start {
-                out.run(self.text_run(start, i)?);
-            }
-            match self.input.get(i) {
-                Some(b'"') => break,
-                Some(b'\\') => start = self.escape(i, &mut out, lone, &mut replaced)?,
-                Some(_) => return Err(self.error(ErrorKind::ControlCharacterInString, i)),
-                None => return Err(self.error(ErrorKind::UnexpectedEnd, i)),
-            }
-            i = find_special(self.input, start);
+        let stop = self.decode(text, first, special - first, &mut out, lone, &mut replaced)?;
+        let quote = first + stop;
+        if self.input.get(quote) != Some(&b'"') {
+            return Err(self.error(ErrorKind::UnexpectedEnd, quote));
         }
         sink.decoded(out.finish(), place);
-        self.pos = i + 1;
+        self.pos = quote + 1;
         Ok(replaced)
     }
 
-    /// The input text from `start` to `end`, or the error for bytes that are not UTF-8.
-    #[inline]
-    fn text_run(&self, start: usize, end: usize) -> Result<&'a str, Error> {
-        match self.text.get(start..end) {
-            Some(run) => Ok(run),
-            None => Err(self.error(ErrorKind::InvalidUtf8, self.text.len())),
+    /// Decodes the escapes and runs of `text`, a string's text from `input[first]` on
+    /// (UTF-8), from the escape at `text[i]`, into `out`. Returns where it stops:
+    /// the end of `text`, or a quote.
+    #[inline(always)]
+    fn decode<T: Text>(
+        &self,
+        text: &str,
+        first: usize,
+        mut i: usize,
+        out: &mut T,
+        lone: LoneSurrogate,
+        replaced: &mut bool,
+    ) -> Result<usize, Error> {
+        let bytes = text.as_bytes();
+        loop {
+            match bytes.get(i) {
+                Some(b'\\') => {
+                    let next = self.escape(first + i, out, lone, replaced)?;
+                    i = out.run(text, next - first);
+                }
+                None | Some(b'"') => return Ok(i),
+                Some(_) => return Err(self.error(ErrorKind::ControlCharacterInString, first + i)),
+            }
         }
+    }
+
+    /// The error for a string whose text from `first` is not UTF-8 (`utf8`, at the
+    /// first byte that is not): an error in an escape or a control byte before that
+    /// byte comes first.
+    #[cold]
+    fn first_string_error(
+        &self,
+        first: usize,
+        special: usize,
+        lone: LoneSurrogate,
+        utf8: Error,
+    ) -> Error {
+        let valid = self.input.get(first..utf8.offset()).unwrap_or_default();
+        let Ok(text) = core::str::from_utf8(valid) else {
+            return utf8;
+        };
+        match self.decode(text, first, special - first, &mut Discard, lone, &mut false) {
+            Err(e) => e,
+            Ok(_) => utf8,
+        }
+    }
+
+    /// The input from `start` to `end`, checked to be UTF-8.
+    #[inline]
+    fn text_run(&mut self, start: usize, end: usize) -> Result<&'a str, Error> {
+        let run = start
+            .checked_sub(self.text_start)
+            .and_then(|from| self.text.get(from..from + (end - start)));
+        match run {
+            Some(run) => Ok(run),
+            None => self.check_text(start, end),
+        }
+    }
+
+    /// [`text_run`](Reader::text_run) past the text checked so far: checks the rest
+    /// of the input from `start`, once for all the strings that follow (the bytes
+    /// between them are the grammar's ASCII); the error is at the first byte that is
+    /// not UTF-8 if that is before `end`.
+    #[inline(never)]
+    fn check_text(&mut self, start: usize, end: usize) -> Result<&'a str, Error> {
+        let chunk = self.input.get(start..).unwrap_or_default();
+        let text = match core::str::from_utf8(chunk) {
+            Ok(text) => text,
+            Err(e) if start + e.valid_up_to() >= end => {
+                let valid = chunk.get(..e.valid_up_to()).unwrap_or_default();
+                core::str::from_utf8(valid).unwrap_or_default()
+            }
+            Err(e) => return Err(self.error(ErrorKind::InvalidUtf8, start + e.valid_up_to())),
+        };
+        self.text = text;
+        self.text_start = start;
+        Ok(text.get(..end - start).unwrap_or_default())
     }
 
     /// Decodes the escape at `input[at]` (a backslash) into `out`; returns the index
     /// after it.
-    #[inline]
+    #[inline(always)]
     fn escape<T: Text>(
         &self,
         at: usize,
@@ -547,6 +614,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The four hex digits at `input[at..]`.
+    #[inline]
     fn hex4(&self, at: usize) -> Result<u32, Error> {
         match hex4(self.input, at) {
             Some(unit) => Ok(unit),
@@ -630,15 +698,32 @@ static SHORT_ESCAPES: [u8; 256] = {
     table
 };
 
+/// The value of each hex digit, by its byte; 0xFF for the bytes that are none.
+static HEX_DIGITS: [u8; 256] = {
+    let mut table = [0xFFu8; 256];
+    let mut d = 0;
+    while d < 10 {
+        table[b'0' as usize + d] = d as u8;
+        d += 1;
+    }
+    let mut d = 0;
+    while d < 6 {
+        table[b'a' as usize + d] = 10 + d as u8;
+        table[b'A' as usize + d] = 10 + d as u8;
+        d += 1;
+    }
+    table
+};
+
 /// The value of four hex digits at `input[at..]`.
 #[inline]
 fn hex4(input: &[u8], at: usize) -> Option<u32> {
-    let digits = input.get(at..at + 4)?;
-    let mut unit = 0;
-    for &d in digits {
-        unit = unit * 16 + (d as char).to_digit(16)?;
+    let &[a, b, c, d] = input.get(at..at + 4)?.first_chunk::<4>()?;
+    let [a, b, c, d] = [a, b, c, d].map(|x| HEX_DIGITS[usize::from(x)]);
+    if (a | b | c | d) & 0xF0 != 0 {
+        return None;
     }
-    Some(unit)
+    Some(u32::from(a) << 12 | u32::from(b) << 8 | u32::from(c) << 4 | u32::from(d))
 }
 
 /// The end of the JSON number starting at `input[start]`
@@ -783,17 +868,64 @@ fn find_special_after(input: &[u8], from: usize) -> usize {
             .unwrap_or(tail.len())
 }
 
+/// Where the string whose text goes on at `input[from]` ends: the first `"` at or
+/// after `from` with an even number of backslashes before it (or `input.len()`).
+///
+/// Only quotes are looked for, 64 bytes at a time, so text dense with escapes is
+/// still passed over quickly; what lies between (escapes, control bytes) is checked
+/// when the string is decoded. A run of backslashes is counted once, before the
+/// quote that follows it.
+#[inline]
+fn string_end(input: &[u8], from: usize) -> usize {
+    const BLOCK: usize = 64;
+    let mut i = from;
+    loop {
+        while let Some(block) = input.get(i..i + BLOCK) {
+            if block.iter().fold(false, |any, &b| any | (b == b'"')) {
+                break;
+            }
+            i += BLOCK;
+        }
+        let at = loop {
+            let Some(word) = word_at(input, i) else {
+                let rest = input.get(i..).unwrap_or_default();
+                match rest.iter().position(|&b| b == b'"') {
+                    Some(quote) => break i + quote,
+                    None => return input.len(),
+                }
+            };
+            let quote = word ^ (ONES * b'"' as u64);
+            let found = quote.wrapping_sub(ONES) & !quote & HIGH;
+            if found != 0 {
+                break i + (found.trailing_zeros() / 8) as usize;
+            }
+            i += 8;
+        };
+        let before = input.get(from..at).unwrap_or_default();
+        let backslashes = before.iter().rev().take_while(|&&b| b == b'\\').count();
+        if backslashes % 2 == 0 {
+            return at;
+        }
+        i = at + 1;
+    }
+}
+
 // ---- What the grammar reports to ----------------------------------------------------
 
 const OBJECT: bool = true;
 const ARRAY: bool = false;
 
-/// Where decoded string text goes: a `String`, or nowhere when only validating.
-trait Text: Default {
+/// What a string with escapes is decoded to: a `String`, or nothing when only
+/// validating.
+trait Text {
     /// The finished text.
     type Out;
-    /// A run of the input without escapes.
-    fn run(&mut self, s: &str);
+    /// For the string whose text (UTF-8) is `text`; its first run, up to
+    /// `text[special]`, is taken.
+    fn for_string(text: &str, special: usize) -> Self;
+    /// Takes the run of `text` from `from` up to the next `"`, `\\` or control
+    /// byte; returns that byte's index (or `text.len()`).
+    fn run(&mut self, text: &str, from: usize) -> usize;
     /// An ASCII character from a short escape.
     fn push_ascii(&mut self, b: u8);
     /// A character from a `\u` escape.
@@ -802,13 +934,45 @@ trait Text: Default {
     fn finish(self) -> Self::Out;
 }
 
+/// Sized once: the decoded text is never longer than the string's text.
 impl Text for String {
     type Out = String;
     #[inline]
-    fn run(&mut self, s: &str) {
-        self.push_str(s);
+    fn for_string(text: &str, special: usize) -> String {
+        let mut out = String::with_capacity(text.len());
+        out.push_str(text.get(..special).unwrap_or_default());
+        out
     }
-    #[inline]
+    /// Short runs go a word at a time: each word is appended whole as it is checked
+    /// (a fixed-size copy), then cut back to the special byte. A run still going
+    /// after four words, near the end of the text, or where the next word would
+    /// split a character, is found with [`find_special`] and appended in one piece.
+    /// The text is never overrun: a word is appended only when it lies within
+    /// `text`, and its bytes up to the special byte are decoded text, which is never
+    /// longer than the text it came from.
+    #[inline(always)]
+    fn run(&mut self, text: &str, from: usize) -> usize {
+        let bytes = text.as_bytes();
+        let mut i = from;
+        for _ in 0..4 {
+            let (Some(word), Some(chars)) = (word_at(bytes, i), text.get(i..i + 8)) else {
+                break;
+            };
+            self.push_str(chars);
+            let found = special_bytes(word);
+            if found != 0 {
+                let clean = (found.trailing_zeros() / 8) as usize;
+                // Cut at an ASCII byte, so at a character boundary.
+                self.truncate(self.len() - (8 - clean));
+                return i + clean;
+            }
+            i += 8;
+        }
+        let end = find_special(bytes, i);
+        self.push_str(text.get(i..end).unwrap_or_default());
+        end
+    }
+    #[inline(always)]
     fn push_ascii(&mut self, b: u8) {
         String::push(self, char::from(b));
     }
@@ -868,14 +1032,19 @@ impl<'a> Strings<'a> for Cow<'a, str> {
 /// Validation only: nothing is built.
 struct Skip;
 
-/// Decoded text that is checked, not kept.
-#[derive(Default)]
+/// Decoded text that is checked, not kept: its runs are skipped a word at a time.
 struct Discard;
 
 impl Text for Discard {
     type Out = ();
     #[inline]
-    fn run(&mut self, _: &str) {}
+    fn for_string(_: &str, _: usize) -> Discard {
+        Discard
+    }
+    #[inline]
+    fn run(&mut self, text: &str, from: usize) -> usize {
+        find_special(text.as_bytes(), from)
+    }
     #[inline]
     fn push_ascii(&mut self, _: u8) {}
     #[inline]
