@@ -308,17 +308,14 @@ impl<'a> Validator<'a> {
             _ => return Ok(()),
         };
         for name in names {
-            match name.as_str().and_then(JsonType::from_name) {
+            match JsonType::named_by(name) {
                 // A name that is not a type makes the whole keyword malformed: ignored.
                 None => return Ok(()),
                 Some(t) if t.accepts(instance) => return Ok(()),
                 Some(_) => {}
             }
         }
-        let types: Vec<JsonType> = names
-            .iter()
-            .filter_map(|n| n.as_str().and_then(JsonType::from_name))
-            .collect();
+        let types: Vec<JsonType> = names.iter().filter_map(JsonType::named_by).collect();
         let expected = Listed {
             items: &types,
             last_separator: " or ",
@@ -402,14 +399,11 @@ impl<'a> Validator<'a> {
         Ok(())
     }
 
-    fn check_length(&self, keywords: &Object, s: &str) -> Result<(), SchemaError> {
-        self.check_count(
-            keywords,
-            "minLength",
-            "maxLength",
-            "character",
-            s.chars().count(),
-        )
+    fn check_length(&self, keywords: &Object, s: &Str) -> Result<(), SchemaError> {
+        // Characters are the bytes that do not continue a UTF-8 sequence; counted
+        // from the bytes, as the text needs no second check.
+        let characters = s.as_bytes().iter().filter(|&&b| b & 0xC0 != 0x80).count();
+        self.check_count(keywords, "minLength", "maxLength", "character", characters)
     }
 
     /// Checks a count against a pair of `min…`/`max…` keywords.
@@ -468,7 +462,11 @@ impl<'a> Validator<'a> {
         members: &'a Object,
     ) -> Result<(), SchemaError> {
         if let Some(Value::Array(required)) = keywords.get("required") {
-            for name in required.iter().filter_map(Value::as_str) {
+            let names = required.iter().filter_map(|name| match name {
+                Value::String(name) => Some(name),
+                _ => None,
+            });
+            for name in names {
                 if !members.contains_key(name) {
                     return Err(self.fail_member("Missing required", name));
                 }
@@ -573,15 +571,19 @@ enum JsonType {
 }
 
 impl JsonType {
-    fn from_name(name: &str) -> Option<JsonType> {
-        Some(match name {
-            "null" => JsonType::Null,
-            "boolean" => JsonType::Boolean,
-            "object" => JsonType::Object,
-            "array" => JsonType::Array,
-            "number" => JsonType::Number,
-            "integer" => JsonType::Integer,
-            "string" => JsonType::String,
+    /// The type a `type` keyword's entry names; `None` for anything else.
+    fn named_by(name: &Value) -> Option<JsonType> {
+        let Value::String(name) = name else {
+            return None;
+        };
+        Some(match name.as_bytes() {
+            b"null" => JsonType::Null,
+            b"boolean" => JsonType::Boolean,
+            b"object" => JsonType::Object,
+            b"array" => JsonType::Array,
+            b"number" => JsonType::Number,
+            b"integer" => JsonType::Integer,
+            b"string" => JsonType::String,
             _ => return None,
         })
     }

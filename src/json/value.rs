@@ -84,29 +84,51 @@ impl Number {
     /// `true` when the text has no fraction and no exponent (`-12`, not `1.0`, not `1e2`).
     pub fn is_integer(&self) -> bool {
         !self
-            .as_str()
-            .bytes()
+            .text_bytes()
+            .iter()
             .any(|b| matches!(b, b'.' | b'e' | b'E'))
     }
 
     /// The value as an `i64`, if the text is an integer in range.
     pub fn as_i64(&self) -> Option<i64> {
-        if !self.is_integer() {
-            return None;
+        let (negative, magnitude) = self.integer_parts()?;
+        if negative {
+            0i64.checked_sub_unsigned(magnitude)
+        } else {
+            i64::try_from(magnitude).ok()
         }
-        self.as_str().parse().ok()
     }
 
-    /// The value as a `u64`, if the text is a non-negative integer in range.
+    /// The value as a `u64`, if the text is a non-negative integer in range
+    /// (`-0` is 0).
     pub fn as_u64(&self) -> Option<u64> {
-        if !self.is_integer() {
+        match self.integer_parts()? {
+            (false, magnitude) | (true, magnitude @ 0) => Some(magnitude),
+            (true, _) => None,
+        }
+    }
+
+    /// The sign and magnitude of an integer's text, if the magnitude fits a `u64`:
+    /// read from the digits, which the grammar has already checked.
+    fn integer_parts(&self) -> Option<(bool, u64)> {
+        let text = self.text_bytes();
+        let (negative, digits) = match text.split_first() {
+            Some((b'-', digits)) => (true, digits),
+            _ => (false, text),
+        };
+        if digits.is_empty() {
             return None;
         }
-        let s = self.as_str();
-        if s == "-0" {
-            return Some(0);
+        let mut magnitude: u64 = 0;
+        for &d in digits {
+            if !d.is_ascii_digit() {
+                return None;
+            }
+            magnitude = magnitude
+                .checked_mul(10)?
+                .checked_add(u64::from(d - b'0'))?;
         }
-        s.parse().ok()
+        Some((negative, magnitude))
     }
 
     /// The value as the nearest `f64` (large exponents give infinities).
@@ -223,31 +245,41 @@ impl Object {
     }
 
     /// The value of the last member named `name`.
-    pub fn get(&self, name: &str) -> Option<&Value> {
+    ///
+    /// A name is anything with UTF-8 bytes: a `&str`, a [`Str`] (whose bytes are
+    /// compared without checking them again), a `String`.
+    pub fn get<N: AsRef<[u8]> + ?Sized>(&self, name: &N) -> Option<&Value> {
+        let name = name.as_ref();
         self.members
             .iter()
             .rev()
-            .find(|(k, _)| k == name)
+            .find(|(k, _)| k.as_bytes() == name)
             .map(|(_, v)| v)
     }
 
     /// Mutable access to the value of the last member named `name`.
-    pub fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
+    pub fn get_mut<N: AsRef<[u8]> + ?Sized>(&mut self, name: &N) -> Option<&mut Value> {
+        let name = name.as_ref();
         self.members
             .iter_mut()
             .rev()
-            .find(|(k, _)| k == name)
+            .find(|(k, _)| k.as_bytes() == name)
             .map(|(_, v)| v)
     }
 
     /// `true` when a member named `name` exists.
-    pub fn contains_key(&self, name: &str) -> bool {
-        self.members.iter().any(|(k, _)| k == name)
+    pub fn contains_key<N: AsRef<[u8]> + ?Sized>(&self, name: &N) -> bool {
+        let name = name.as_ref();
+        self.members.iter().any(|(k, _)| k.as_bytes() == name)
     }
 
     /// How many members are named `name` (more than one means duplicates).
-    pub fn count(&self, name: &str) -> usize {
-        self.members.iter().filter(|(k, _)| k == name).count()
+    pub fn count<N: AsRef<[u8]> + ?Sized>(&self, name: &N) -> usize {
+        let name = name.as_ref();
+        self.members
+            .iter()
+            .filter(|(k, _)| k.as_bytes() == name)
+            .count()
     }
 
     /// Sets `name` to `value`: replaces the last member with that name, or appends.
@@ -524,5 +556,54 @@ impl<T: Into<Value>> From<Vec<T>> for Value {
 impl<T: Into<Value>> From<Option<T>> for Value {
     fn from(v: Option<T>) -> Value {
         v.map_or(Value::Null, Into::into)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+
+    /// The integer conversions agree with the standard library's parsers on the
+    /// same text, at the edges of each type and past them.
+    #[test]
+    fn integer_conversions_agree_with_str_parse() {
+        let mut texts = alloc::vec![
+            String::from("0"),
+            String::from("-0"),
+            String::from("-1"),
+            format!("{}", i64::MIN),
+            format!("{}", i64::MAX),
+            format!("{}", u64::MAX),
+            format!("-{}", i64::MIN.unsigned_abs() + 1),
+            format!("{}0", u64::MAX),
+            String::from("18446744073709551616"),
+            String::from("-18446744073709551616"),
+            String::from("12345678901234567890123"),
+        ];
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..2000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let digits = (seed % 21) as u32;
+            texts.push(format!("{}", seed % 10u64.pow(digits.min(19)).max(1)));
+            texts.push(format!("-{}", seed >> (seed % 64)));
+        }
+        for text in texts {
+            let n = Number::from_text(&text).expect("integer text");
+            let as_i64 = text.parse::<i64>().ok();
+            let as_u64 = if text == "-0" {
+                Some(0)
+            } else {
+                text.parse::<u64>().ok()
+            };
+            assert_eq!(n.as_i64(), as_i64, "{text}");
+            assert_eq!(n.as_u64(), as_u64, "{text}");
+        }
+        for fraction in ["1.0", "1e2", "-0.5", "2E3"] {
+            let n = Number::from_text(fraction).expect("number text");
+            assert_eq!((n.as_i64(), n.as_u64()), (None, None), "{fraction}");
+        }
     }
 }

@@ -146,7 +146,7 @@ fn open_object<'a>(
 /// A member's name and the `:` after it.
 #[inline]
 fn write_name(name: &Str, out: &mut Vec<u8>) {
-    write_text(name.as_bytes(), out);
+    write_escaped(name.as_bytes(), out);
     out.push(b':');
 }
 
@@ -159,7 +159,7 @@ fn write_items<'a>(mut next: &'a Value, mut open: Open<'a>, out: &mut Vec<u8>) {
             Value::Bool(true) => out.extend_from_slice(b"true"),
             Value::Bool(false) => out.extend_from_slice(b"false"),
             Value::Number(n) => out.extend_from_slice(n.text_bytes()),
-            Value::String(s) => write_text(s.as_bytes(), out),
+            Value::String(s) => write_escaped(s.as_bytes(), out),
             Value::Array(items) => match items.split_first() {
                 Some((first, rest)) => {
                     out.push(b'[');
@@ -218,13 +218,12 @@ fn write_items<'a>(mut next: &'a Value, mut open: Open<'a>, out: &mut Vec<u8>) {
 /// assert_eq!(out, br#""tab\there \"quoted\" \u0001""#);
 /// ```
 pub fn write_string(s: &str, out: &mut Vec<u8>) {
-    write_text(s.as_bytes(), out);
+    write_escaped(s.as_bytes(), out);
 }
 
-/// [`write_string`] for the bytes of a `str` (a [`Str`]'s, taken without checking
-/// them again).
-#[inline]
-fn write_text(bytes: &[u8], out: &mut Vec<u8>) {
+/// [`write_string`] of a string's bytes (valid UTF-8, as a [`Str`] holds): a `Str`
+/// gives its bytes without checking them again.
+fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut i = 0;
