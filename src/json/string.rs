@@ -107,15 +107,26 @@ impl Str {
         }
     }
 
-    /// The short text of `s` inline, or `None` when it is too long.
+    /// Text whose bytes the caller has already checked to be UTF-8 (number text,
+    /// say): kept inline without checking them again when short, checked as they
+    /// are boxed when long. `None` only if the bytes are not UTF-8 after all.
     #[inline]
-    fn inline(s: &str) -> Option<Str> {
+    pub(crate) fn from_checked_bytes(bytes: &[u8]) -> Option<Str> {
+        match Str::inline(bytes) {
+            Some(s) => Some(s),
+            None => core::str::from_utf8(bytes).ok().map(Str::from),
+        }
+    }
+
+    /// The short text `s` (whole UTF-8) inline, or `None` when it is too long.
+    #[inline]
+    fn inline(s: &[u8]) -> Option<Str> {
         let len = s.len();
         if len > Str::INLINE_CAPACITY {
             return None;
         }
         let mut bytes = [0; Str::INLINE_CAPACITY];
-        bytes.get_mut(..len)?.copy_from_slice(s.as_bytes());
+        bytes.get_mut(..len)?.copy_from_slice(s);
         Some(Str {
             repr: Repr::Inline {
                 len: len as u8,
@@ -134,7 +145,7 @@ impl Default for Str {
 impl From<&str> for Str {
     #[inline]
     fn from(s: &str) -> Str {
-        Str::inline(s).unwrap_or_else(|| Str {
+        Str::inline(s.as_bytes()).unwrap_or_else(|| Str {
             repr: Repr::Heap(Box::from(s)),
         })
     }
@@ -145,7 +156,7 @@ impl From<String> for Str {
     /// its buffer, trimmed to its length.
     #[inline]
     fn from(s: String) -> Str {
-        Str::inline(&s).unwrap_or_else(|| Str {
+        Str::inline(s.as_bytes()).unwrap_or_else(|| Str {
             repr: Repr::Heap(s.into_boxed_str()),
         })
     }
@@ -153,7 +164,7 @@ impl From<String> for Str {
 
 impl From<Box<str>> for Str {
     fn from(s: Box<str>) -> Str {
-        Str::inline(&s).unwrap_or(Str {
+        Str::inline(s.as_bytes()).unwrap_or(Str {
             repr: Repr::Heap(s),
         })
     }

@@ -43,7 +43,7 @@ impl Number {
     #[inline]
     pub(crate) fn from_checked_bytes(b: &[u8]) -> Number {
         Number {
-            text: Str::from(core::str::from_utf8(b).unwrap_or("0")),
+            text: Str::from_checked_bytes(b).unwrap_or_else(|| Str::from("0")),
         }
     }
 
