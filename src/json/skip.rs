@@ -10,7 +10,9 @@
 //! construction. UTF-8 is not looked at here: the reader checks the value's text
 //! afterwards, as it does every string's.
 
-use super::read::{ARRAY, Nesting, OBJECT, SHORT_ESCAPES, find_special, hex4, number_end};
+use super::read::{
+    ARRAY, Nesting, OBJECT, SHORT_ESCAPES, find_special, hex4, number_end, special_bytes, word_at,
+};
 
 /// Where the value starting at `input[start]` (after optional whitespace) ends,
 /// when it is well formed: open at most `levels` arrays and objects deep, and
@@ -117,13 +119,30 @@ fn member_name_end(input: &[u8], i: usize) -> Result<usize, ()> {
 #[inline(always)]
 fn string_end(input: &[u8], mut i: usize, strict: bool) -> Result<usize, ()> {
     loop {
-        i = find_special(input, i);
+        i = run_end(input, i);
         match input.get(i) {
             Some(b'"') => return Ok(i + 1),
             Some(b'\\') => i = escape_end(input, i, strict)?,
             _ => return Err(()),
         }
     }
+}
+
+/// The index of the first `"`, `\\` or control byte at or after `i`. Most runs
+/// (names, short values, text between escapes) end within a few words, checked
+/// here in line; a run still going after four words is long, and goes on in
+/// [`find_special`], which takes long runs 64 bytes at a time.
+#[inline(always)]
+fn run_end(input: &[u8], mut i: usize) -> usize {
+    for _ in 0..4 {
+        let Some(word) = word_at(input, i) else { break };
+        let found = special_bytes(word);
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    find_special(input, i)
 }
 
 /// After the escape at `input[at]` (a backslash): the index past it. A `\u`
