@@ -738,6 +738,7 @@ pub(super) fn hex4(input: &[u8], at: usize) -> Option<u32> {
 
 /// The end of the JSON number starting at `input[start]`
 /// (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`), or the error and its offset.
+#[inline]
 pub(crate) fn number_end(input: &[u8], start: usize) -> Result<usize, (ErrorKind, usize)> {
     let digits = |mut i: usize| {
         while matches!(input.get(i), Some(b'0'..=b'9')) {
