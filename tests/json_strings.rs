@@ -420,3 +420,56 @@ proptest! {
         }
     }
 }
+
+/// How a string is written, one character at a time: `"`, `\` and the controls
+/// escaped, `\n \r \t \b \f` in their short forms.
+fn reference_written(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[test]
+fn every_character_that_needs_escaping_is_written_at_every_offset() {
+    let special = (0u8..0x20).map(char::from).chain(['"', '\\']);
+    for c in special {
+        for offset in 0..16 {
+            for tail in [0, 1, 7, 8, 9, 31, 32, 33, 70] {
+                for filler in ["a", "é"] {
+                    let s = format!("{}{c}{}{c}", filler.repeat(offset), "z".repeat(tail));
+                    let mut out = b"[".to_vec();
+                    json::write_string(&s, &mut out);
+                    assert_eq!(out[1..], *reference_written(&s).as_bytes(), "{s:?}");
+                    let value = json::Value::from(s.as_str());
+                    assert_eq!(json::to_vec(&value), reference_written(&s).as_bytes());
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Any text is written as the character-at-a-time writer writes it.
+    #[test]
+    fn strings_are_written_as_the_plain_writer_writes_them(pieces in prop::collection::vec(piece(), 0..24)) {
+        let text = String::from_utf8_lossy(&pieces.concat()).into_owned();
+        let mut out = Vec::new();
+        json::write_string(&text, &mut out);
+        prop_assert_eq!(out, reference_written(&text).into_bytes());
+    }
+}

@@ -228,39 +228,7 @@ fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
     let mut i = 0;
     loop {
-        // Copy the run up to the next byte that needs escaping. Short runs go a word
-        // at a time, each word copied whole as it is checked (then cut back to the
-        // special byte); a run still going after four words is found with
-        // `find_special` and copied in one piece.
-        let mut words = 0;
-        while let Some(word) = word_at(bytes, i) {
-            out.extend_from_slice(&word.to_le_bytes());
-            let found = special_bytes(word);
-            if found != 0 {
-                let clean = (found.trailing_zeros() / 8) as usize;
-                out.truncate(out.len() - (8 - clean));
-                i += clean;
-                break;
-            }
-            i += 8;
-            words += 1;
-            if words == 4 {
-                let end = find_special(bytes, i);
-                out.extend_from_slice(bytes.get(i..end).unwrap_or_default());
-                i = end;
-                break;
-            }
-        }
-        if word_at(bytes, i).is_none() {
-            // Fewer than eight bytes left.
-            for &b in bytes.get(i..).unwrap_or_default() {
-                if is_special(b) {
-                    break;
-                }
-                out.push(b);
-                i += 1;
-            }
-        }
+        i = copy_run(bytes, i, out);
         let Some(&b) = bytes.get(i) else { break };
         match ESCAPES[usize::from(b)] {
             b'u' => {
@@ -275,7 +243,43 @@ fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-/// How `write_string` escapes each byte `find_special` stops at: the letter after
+/// Appends the bytes from `bytes[from]` up to the next `"`, `\` or control byte to
+/// `out`; returns that byte's index (or `bytes.len()`).
+///
+/// Short runs go a word at a time, each word appended whole as it is checked (a
+/// fixed-size copy) and cut back to the special byte, and the last few bytes one at
+/// a time; a run still going after four words is found with [`find_special`] and
+/// appended in one piece.
+#[inline(always)]
+fn copy_run(bytes: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
+    let mut i = from;
+    for _ in 0..4 {
+        let Some(word) = word_at(bytes, i) else {
+            // Fewer than eight bytes left (most member names): one at a time.
+            for &b in bytes.get(i..).unwrap_or_default() {
+                if is_special(b) {
+                    break;
+                }
+                out.push(b);
+                i += 1;
+            }
+            return i;
+        };
+        out.extend_from_slice(&word.to_le_bytes());
+        let found = special_bytes(word);
+        if found != 0 {
+            let clean = (found.trailing_zeros() / 8) as usize;
+            out.truncate(out.len() - (8 - clean));
+            return i + clean;
+        }
+        i += 8;
+    }
+    let end = find_special(bytes, i);
+    out.extend_from_slice(bytes.get(i..end).unwrap_or_default());
+    end
+}
+
+/// How `write_escaped` escapes each byte `find_special` stops at: the letter after
 /// the backslash, `u` for `\u00XX`.
 static ESCAPES: [u8; 256] = {
     let mut table = [b'u'; 256];
