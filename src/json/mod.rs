@@ -41,8 +41,10 @@
 //! * Finished elements and members wait on scratch stacks and move into a `Vec` of
 //!   exactly their number when their container closes: one allocation per array or
 //!   object. With `std` the scratch stacks are kept per thread between parses.
-//! * [`Reader::skip_value`] runs the same grammar with nothing built, for values that
-//!   are only passed through.
+//! * [`Reader::skip_value`], for values that are only passed through, checks the
+//!   grammar in one tight loop of its own with nothing built: containers as bits,
+//!   string runs a word at a time, escapes checked in place. Only for a value it
+//!   turns down does the reader walk again, to tell what is wrong.
 //! * The writer copies runs without escapes whole (short ones a word at a time),
 //!   writes escapes from a table, and keeps its stack of open containers in place.
 //!
@@ -95,6 +97,7 @@ mod error;
 mod macros;
 mod raw;
 mod read;
+mod skip;
 mod string;
 mod value;
 mod write;

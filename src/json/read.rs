@@ -16,6 +16,7 @@ use core::ops::Range;
 
 use super::error::{Error, ErrorKind};
 use super::raw::RawValue;
+use super::skip;
 use super::string::Str;
 use super::value::{Number, Object, Value};
 
@@ -293,6 +294,15 @@ impl<'a> Reader<'a> {
     pub fn skip_value(&mut self) -> Result<Range<usize>, Error> {
         self.peek();
         let start = self.pos;
+        // The fast check first; the general walk tells what is wrong, if anything.
+        let levels = self.max_depth.saturating_sub(self.depth);
+        if let Ok(end) = skip::value_end(self.input, start, levels, self.strict_surrogates) {
+            if self.text_run(start, end).is_ok() {
+                self.after_open = false;
+                self.pos = end;
+                return Ok(start..end);
+            }
+        }
         self.walk(&mut Skip)?;
         Ok(start..self.pos)
     }
@@ -675,7 +685,7 @@ impl<'a> Reader<'a> {
 }
 
 /// What each two-character escape `\x` stands for, by the byte `x`; 0 for the rest.
-static SHORT_ESCAPES: [u8; 256] = {
+pub(super) static SHORT_ESCAPES: [u8; 256] = {
     let mut table = [0u8; 256];
     table[b'"' as usize] = b'"';
     table[b'\\' as usize] = b'\\';
@@ -707,7 +717,7 @@ static HEX_DIGITS: [u8; 256] = {
 
 /// The value of four hex digits at `input[at..]`.
 #[inline]
-fn hex4(input: &[u8], at: usize) -> Option<u32> {
+pub(super) fn hex4(input: &[u8], at: usize) -> Option<u32> {
     let &[a, b, c, d] = input.get(at..at + 4)?.first_chunk::<4>()?;
     let [a, b, c, d] = [a, b, c, d].map(|x| HEX_DIGITS[usize::from(x)]);
     if (a | b | c | d) & 0xF0 != 0 {
@@ -902,8 +912,8 @@ fn string_end(input: &[u8], from: usize) -> usize {
 
 // ---- What the grammar reports to ----------------------------------------------------
 
-const OBJECT: bool = true;
-const ARRAY: bool = false;
+pub(super) const OBJECT: bool = true;
+pub(super) const ARRAY: bool = false;
 
 /// What a string with escapes is decoded to: a `String`, or nothing when only
 /// validating.
@@ -1195,15 +1205,21 @@ impl Sink<'_> for Tree {
 /// The kinds of the open containers, one bit per level; the first 64 levels
 /// without allocating.
 #[derive(Default)]
-struct Nesting {
+pub(super) struct Nesting {
     len: usize,
     top_word: u64,
     lower_words: Vec<u64>,
 }
 
 impl Nesting {
+    /// How many containers are open.
     #[inline]
-    fn push(&mut self, object: bool) {
+    pub(super) fn depth(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub(super) fn push(&mut self, object: bool) {
         if self.len > 0 && self.len % 64 == 0 {
             self.lower_words.push(self.top_word);
             self.top_word = 0;
@@ -1213,7 +1229,7 @@ impl Nesting {
     }
 
     #[inline]
-    fn pop(&mut self) {
+    pub(super) fn pop(&mut self) {
         if self.len == 0 {
             return;
         }
@@ -1225,7 +1241,7 @@ impl Nesting {
     }
 
     #[inline]
-    fn top(&self) -> Option<bool> {
+    pub(super) fn top(&self) -> Option<bool> {
         let last = self.len.checked_sub(1)?;
         Some(self.top_word >> (last % 64) & 1 == 1)
     }

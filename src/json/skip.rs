@@ -1,0 +1,211 @@
+//! Checking one value's grammar as fast as it can be done, for
+//! [`Reader::skip_value`](super::Reader::skip_value) and so for every payload that is
+//! only passed through.
+//!
+//! [`value_end`] walks the same grammar as the reader, with nothing to report: one
+//! tight loop, open containers as bits, whitespace skipped inline, string runs found
+//! a word at a time and escapes checked in place. It answers only whether the value
+//! is well formed and where it ends; for the error the reader walks the value again
+//! with its general grammar, so errors are the reader's, byte for byte, by
+//! construction. UTF-8 is not looked at here: the reader checks the value's text
+//! afterwards, as it does every string's.
+
+use super::read::{ARRAY, Nesting, OBJECT, SHORT_ESCAPES, find_special, hex4, number_end};
+
+/// Where the value starting at `input[start]` (after optional whitespace) ends,
+/// when it is well formed: open at most `levels` arrays and objects deep, and
+/// without escaped lone surrogates if `strict` (in member names they are never
+/// allowed). `Err(())` for any grammar error, including too deep a nesting.
+///
+/// The bytes of strings are not checked to be UTF-8.
+pub(super) fn value_end(
+    input: &[u8],
+    start: usize,
+    levels: usize,
+    strict: bool,
+) -> Result<usize, ()> {
+    let mut i = start;
+    let mut open = Nesting::default();
+    loop {
+        // A value starts here.
+        i = whitespace_end(input, i);
+        match input.get(i) {
+            Some(b'{') => {
+                if open.depth() >= levels {
+                    return Err(());
+                }
+                i = whitespace_end(input, i + 1);
+                if input.get(i) == Some(&b'}') {
+                    i += 1;
+                } else {
+                    i = member_name_end(input, i)?;
+                    open.push(OBJECT);
+                    continue;
+                }
+            }
+            Some(b'[') => {
+                if open.depth() >= levels {
+                    return Err(());
+                }
+                i = whitespace_end(input, i + 1);
+                if input.get(i) == Some(&b']') {
+                    i += 1;
+                } else {
+                    open.push(ARRAY);
+                    continue;
+                }
+            }
+            Some(b'"') => i = string_end(input, i + 1, strict)?,
+            Some(b'-' | b'0'..=b'9') => i = number_end(input, i).map_err(|_| ())?,
+            Some(b't') => i = literal_end(input, i, b"true")?,
+            Some(b'f') => i = literal_end(input, i, b"false")?,
+            Some(b'n') => i = literal_end(input, i, b"null")?,
+            _ => return Err(()),
+        }
+        // A value ended here: close the containers it completes, then go on with the
+        // next member or element.
+        loop {
+            let Some(container) = open.top() else {
+                return Ok(i);
+            };
+            i = whitespace_end(input, i);
+            match (input.get(i), container) {
+                (Some(b','), OBJECT) => {
+                    i = member_name_end(input, whitespace_end(input, i + 1))?;
+                    break;
+                }
+                (Some(b','), _) => {
+                    i += 1;
+                    break;
+                }
+                (Some(b'}'), OBJECT) | (Some(b']'), ARRAY) => {
+                    i += 1;
+                    open.pop();
+                }
+                _ => return Err(()),
+            }
+        }
+    }
+}
+
+/// The index of the first byte at or after `i` that is not whitespace. Compact
+/// text has none, so the first byte is checked before anything else.
+#[inline(always)]
+fn whitespace_end(input: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = input.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// After a member name starting at `input[i]` (a `"`, else an error) and the `:`
+/// that follows it: where its value starts (whitespace may come first).
+#[inline(always)]
+fn member_name_end(input: &[u8], i: usize) -> Result<usize, ()> {
+    if input.get(i) != Some(&b'"') {
+        return Err(());
+    }
+    let i = whitespace_end(input, string_end(input, i + 1, true)?);
+    match input.get(i) {
+        Some(b':') => Ok(i + 1),
+        _ => Err(()),
+    }
+}
+
+/// After the string whose text starts at `input[i]`: the index past its closing
+/// quote. Runs are found a word at a time; escapes are checked where they stand.
+#[inline(always)]
+fn string_end(input: &[u8], mut i: usize, strict: bool) -> Result<usize, ()> {
+    loop {
+        i = find_special(input, i);
+        match input.get(i) {
+            Some(b'"') => return Ok(i + 1),
+            Some(b'\\') => i = escape_end(input, i, strict)?,
+            _ => return Err(()),
+        }
+    }
+}
+
+/// After the escape at `input[at]` (a backslash): the index past it. A `\u`
+/// escape needs four hex digits; if `strict`, a high surrogate must be followed by
+/// an escaped low one, and a low one must not stand alone.
+#[inline(always)]
+fn escape_end(input: &[u8], at: usize, strict: bool) -> Result<usize, ()> {
+    let letter = *input.get(at + 1).ok_or(())?;
+    if SHORT_ESCAPES[usize::from(letter)] != 0 {
+        return Ok(at + 2);
+    }
+    if letter != b'u' {
+        return Err(());
+    }
+    let unit = hex4(input, at + 2).ok_or(())?;
+    if !strict || !(0xD800..=0xDFFF).contains(&unit) {
+        return Ok(at + 6);
+    }
+    let low = match input.get(at + 6..at + 8) {
+        Some(b"\\u") if unit <= 0xDBFF => hex4(input, at + 8),
+        _ => None,
+    };
+    match low {
+        Some(0xDC00..=0xDFFF) => Ok(at + 12),
+        _ => Err(()),
+    }
+}
+
+/// After the literal `word` starting at `input[i]`.
+#[inline(always)]
+fn literal_end(input: &[u8], i: usize, word: &[u8]) -> Result<usize, ()> {
+    let end = i + word.len();
+    match input.get(i..end) {
+        Some(found) if found == word => Ok(end),
+        _ => Err(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::value_end;
+    use crate::json::{ParseOptions, parse_with};
+
+    /// The fast check accepts what the reader accepts: a value it turns down only
+    /// costs a second walk, so a wrong refusal shows nowhere else.
+    #[test]
+    fn accepts_what_the_reader_accepts() {
+        let texts = [
+            r#""\uD834\uDD1E""#,
+            r#""\uD834\uD834\uDD1E""#,
+            r#""\uDD1E""#,
+            r#""\ud800x""#,
+            r#"{"\ud834\udd1e": ["\"\\\/\b\f\n\r\t", -0.5e-3, true, false, null]}"#,
+            r#"{"\ud800": 1}"#,
+            " [ 1 , { \"a\" : [ ] } , { } ] ",
+            "[[[[[[[[]]]]]]]]",
+            "[[[[[[[[[]]]]]]]]]",
+            r#"{"a":1,}"#,
+            "[1 2]",
+            "\"a\tb\"",
+        ];
+        for text in texts {
+            for strict_surrogates in [false, true] {
+                let options = ParseOptions {
+                    max_depth: 8,
+                    strict_surrogates,
+                };
+                let input = text.as_bytes();
+                let end = input.len()
+                    - input
+                        .iter()
+                        .rev()
+                        .take_while(|b| b.is_ascii_whitespace())
+                        .count();
+                let fast = value_end(input, 0, 8, strict_surrogates);
+                let read = parse_with(input, &options).map(|_| end);
+                assert_eq!(
+                    fast,
+                    read.map_err(|_| ()),
+                    "{text} strict: {strict_surrogates}"
+                );
+            }
+        }
+    }
+}
