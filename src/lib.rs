@@ -15,7 +15,7 @@
 //! |---|---|
 //! | [`json`] | strict RFC 8259 JSON: parse, write, an ordered [`json::Value`] |
 //! | [`frame`] | newline framing: an incremental line decoder and the line encoder |
-//! | [`rpc`] | the JSON-RPC 2.0 message model, its validation and its error codes |
+//! | [`rpc`] | the JSON-RPC 2.0 message model, its validation and its error codes; borrowed views of a line |
 //! | [`time`] | the clock-free time type the endpoints are driven with |
 //! | [`message`], [`schema`] | the Dhara methods' typed params and results; input-schema validation |
 //! | [`host`] | the Core endpoint: the side that starts extensions and calls tools |

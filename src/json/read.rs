@@ -110,7 +110,8 @@ pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> 
 pub struct Reader<'a> {
     input: &'a [u8],
     /// The input from `text_start` on, up to its first byte that is not UTF-8,
-    /// checked when the first string needs it: string text is taken from it.
+    /// checked when the first string needs it (`text_start` is `usize::MAX` until
+    /// then): string text is taken from it.
     text: &'a str,
     text_start: usize,
     pos: usize,
@@ -134,7 +135,7 @@ impl<'a> Reader<'a> {
         Reader {
             input,
             text: "",
-            text_start: 0,
+            text_start: usize::MAX,
             pos: 0,
             depth: 0,
             max_depth: options.max_depth,
@@ -451,10 +452,10 @@ impl<'a> Reader<'a> {
     /// `first` and its first escape (or whatever else ended the first run) is at
     /// `special`.
     ///
-    /// The string's end is found first, looking only for quotes, so that its text is
-    /// checked to be UTF-8 in one piece (escapes are ASCII: the raw text is UTF-8
-    /// exactly when the decoded text is) and its decoded text gets all the room it
-    /// needs at once. Then its runs are copied a word at a time, escapes in between.
+    /// The string is decoded from the checked text ([`Reader::text`]): escapes are
+    /// ASCII, so the raw text is UTF-8 exactly as far as the decoded text is, and
+    /// the checked text stops at the first byte that is not. Runs are copied a word
+    /// at a time, escapes in between.
     #[inline(never)]
     fn string_with_escapes<S: Strings<'a>>(
         &mut self,
@@ -467,26 +468,27 @@ impl<'a> Reader<'a> {
             Place::Name => LoneSurrogate::Reject,
             Place::Value { .. } => self.value_surrogates(),
         };
-        let end = string_end(self.input, special);
-        let text = match self.text_run(first, end) {
-            Ok(text) => text,
-            Err(e) => return Err(self.first_string_error(first, special, lone, e)),
-        };
+        let text = self.text_from(first);
         let mut out = S::Text::for_string(text, special - first);
         let mut replaced = false;
         let stop = self.decode(text, first, special - first, &mut out, lone, &mut replaced)?;
-        let quote = first + stop;
-        if self.input.get(quote) != Some(&b'"') {
-            return Err(self.error(ErrorKind::UnexpectedEnd, quote));
+        if text.as_bytes().get(stop) != Some(&b'"') {
+            // The checked text ended first: at the end of the input, or at a byte
+            // that is not UTF-8.
+            let end = first + text.len();
+            return Err(match self.input.get(end) {
+                None => self.error(ErrorKind::UnexpectedEnd, end),
+                Some(_) => self.error(ErrorKind::InvalidUtf8, end),
+            });
         }
         sink.decoded(out.finish(), place);
-        self.pos = quote + 1;
+        self.pos = first + stop + 1;
         Ok(replaced)
     }
 
-    /// Decodes the escapes and runs of `text`, a string's text from `input[first]` on
-    /// (UTF-8), from the escape at `text[i]`, into `out`. Returns where it stops:
-    /// the end of `text`, or a quote.
+    /// Decodes the escapes and runs of `text`, the checked text from `input[first]`
+    /// on, from the escape at `text[i]`, into `out`. Returns where it stops: at the
+    /// closing quote, or at the end of `text`.
     #[inline(always)]
     fn decode<T: Text>(
         &self,
@@ -510,57 +512,45 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The error for a string whose text from `first` is not UTF-8 (`utf8`, at the
-    /// first byte that is not): an error in an escape or a control byte before that
-    /// byte comes first.
-    #[cold]
-    fn first_string_error(
-        &self,
-        first: usize,
-        special: usize,
-        lone: LoneSurrogate,
-        utf8: Error,
-    ) -> Error {
-        let valid = self.input.get(first..utf8.offset()).unwrap_or_default();
-        let Ok(text) = core::str::from_utf8(valid) else {
-            return utf8;
-        };
-        match self.decode(text, first, special - first, &mut Discard, lone, &mut false) {
-            Err(e) => e,
-            Ok(_) => utf8,
-        }
-    }
-
-    /// The input from `start` to `end`, checked to be UTF-8.
+    /// The input from `start` to `end`, checked to be UTF-8; the error is at the
+    /// first byte that is not.
     #[inline]
     fn text_run(&mut self, start: usize, end: usize) -> Result<&'a str, Error> {
-        let run = start
-            .checked_sub(self.text_start)
-            .and_then(|from| self.text.get(from..from + (end - start)));
-        match run {
+        let text = self.text_from(start);
+        match text.get(..end - start) {
             Some(run) => Ok(run),
-            None => self.check_text(start, end),
+            None => Err(self.error(ErrorKind::InvalidUtf8, start + text.len())),
         }
     }
 
-    /// [`text_run`](Reader::text_run) past the text checked so far: checks the rest
-    /// of the input from `start`, once for all the strings that follow (the bytes
-    /// between them are the grammar's ASCII); the error is at the first byte that is
-    /// not UTF-8 if that is before `end`.
+    /// The input from `start` on, as far as it is UTF-8.
+    #[inline]
+    fn text_from(&mut self, start: usize) -> &'a str {
+        let checked = start
+            .checked_sub(self.text_start)
+            .and_then(|from| self.text.get(from..));
+        match checked {
+            Some(text) => text,
+            None => self.check_text(start),
+        }
+    }
+
+    /// [`text_from`](Reader::text_from) before the text checked so far: checks the
+    /// rest of the input from `start`, once for all the strings that follow (the
+    /// bytes between them are the grammar's ASCII).
     #[inline(never)]
-    fn check_text(&mut self, start: usize, end: usize) -> Result<&'a str, Error> {
-        let chunk = self.input.get(start..).unwrap_or_default();
-        let text = match core::str::from_utf8(chunk) {
+    fn check_text(&mut self, start: usize) -> &'a str {
+        let rest = self.input.get(start..).unwrap_or_default();
+        let text = match core::str::from_utf8(rest) {
             Ok(text) => text,
-            Err(e) if start + e.valid_up_to() >= end => {
-                let valid = chunk.get(..e.valid_up_to()).unwrap_or_default();
+            Err(e) => {
+                let valid = rest.get(..e.valid_up_to()).unwrap_or_default();
                 core::str::from_utf8(valid).unwrap_or_default()
             }
-            Err(e) => return Err(self.error(ErrorKind::InvalidUtf8, start + e.valid_up_to())),
         };
         self.text = text;
         self.text_start = start;
-        Ok(text.get(..end - start).unwrap_or_default())
+        text
     }
 
     /// Decodes the escape at `input[at]` (a backslash) into `out`; returns the index
@@ -931,8 +921,8 @@ pub(super) const ARRAY: bool = false;
 trait Text {
     /// The finished text.
     type Out;
-    /// For the string whose text (UTF-8) is `text`; its first run, up to
-    /// `text[special]`, is taken.
+    /// For the string whose text goes on in `text` (UTF-8, up to the closing quote
+    /// and beyond); its first run, up to `text[special]`, is taken.
     fn for_string(text: &str, special: usize) -> Self;
     /// Takes the run of `text` from `from` up to the next `"`, `\\` or control
     /// byte; returns that byte's index (or `text.len()`).
@@ -945,12 +935,14 @@ trait Text {
     fn finish(self) -> Self::Out;
 }
 
-/// Sized once: the decoded text is never longer than the string's text.
+/// Sized once, from where the string's closing quote is: the decoded text is never
+/// longer than the string's text, and a word copied whole may reach seven bytes past
+/// the end of a run before it is cut back.
 impl Text for String {
     type Out = String;
     #[inline]
     fn for_string(text: &str, special: usize) -> String {
-        let mut out = String::with_capacity(text.len());
+        let mut out = String::with_capacity(string_end(text.as_bytes(), special) + 8);
         out.push_str(text.get(..special).unwrap_or_default());
         out
     }
@@ -958,9 +950,6 @@ impl Text for String {
     /// (a fixed-size copy), then cut back to the special byte. A run still going
     /// after four words, near the end of the text, or where the next word would
     /// split a character, is found with [`find_special`] and appended in one piece.
-    /// The text is never overrun: a word is appended only when it lies within
-    /// `text`, and its bytes up to the special byte are decoded text, which is never
-    /// longer than the text it came from.
     #[inline(always)]
     fn run(&mut self, text: &str, from: usize) -> usize {
         let bytes = text.as_bytes();
@@ -1052,9 +1041,21 @@ impl Text for Discard {
     fn for_string(_: &str, _: usize) -> Discard {
         Discard
     }
-    #[inline]
+    /// Short runs are passed over a word at a time without a call; longer ones go
+    /// on with [`find_special`].
+    #[inline(always)]
     fn run(&mut self, text: &str, from: usize) -> usize {
-        find_special(text.as_bytes(), from)
+        let bytes = text.as_bytes();
+        let mut i = from;
+        for _ in 0..4 {
+            let Some(word) = word_at(bytes, i) else { break };
+            let found = special_bytes(word);
+            if found != 0 {
+                return i + (found.trailing_zeros() / 8) as usize;
+            }
+            i += 8;
+        }
+        find_special(bytes, i)
     }
     #[inline]
     fn push_ascii(&mut self, _: u8) {}

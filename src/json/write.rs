@@ -8,7 +8,7 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use super::read::{find_special, special_bytes, word_at};
+use super::read::{find_special, is_special, special_bytes, word_at};
 use super::string::Str;
 use super::value::{Object, Value};
 
@@ -247,13 +247,24 @@ fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
 /// `out`; returns that byte's index (or `bytes.len()`).
 ///
 /// Short runs go a word at a time, each word appended whole as it is checked (a
-/// fixed-size copy) and cut back to the special byte; a run still going after four
-/// words, or near the end, is found with [`find_special`] and appended in one piece.
+/// fixed-size copy) and cut back to the special byte, and the last few bytes one at
+/// a time; a run still going after four words is found with [`find_special`] and
+/// appended in one piece.
 #[inline(always)]
 fn copy_run(bytes: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
     let mut i = from;
     for _ in 0..4 {
-        let Some(word) = word_at(bytes, i) else { break };
+        let Some(word) = word_at(bytes, i) else {
+            // Fewer than eight bytes left (most member names): one at a time.
+            for &b in bytes.get(i..).unwrap_or_default() {
+                if is_special(b) {
+                    break;
+                }
+                out.push(b);
+                i += 1;
+            }
+            return i;
+        };
         out.extend_from_slice(&word.to_le_bytes());
         let found = special_bytes(word);
         if found != 0 {
