@@ -30,12 +30,16 @@
 //! Safe Rust throughout; the work per byte is kept small and allocation to what the
 //! result needs.
 //!
-//! * The input is checked to be UTF-8 once, with `core::str::from_utf8` over all of
-//!   it; string text is then sliced from that `&str`, never checked again.
+//! * The input is checked to be UTF-8 once, from its first string to its end (the
+//!   grammar before that is ASCII); string text is then sliced from that `&str`,
+//!   never checked again.
 //! * Strings are scanned for `"`, `\` and control bytes eight bytes at a time with
 //!   bit tricks on a `u64`, and long runs 64 bytes at a time in a loop the compiler
-//!   turns into vector compares. A string without escapes becomes its `String` in
-//!   one allocation and one copy; with escapes, runs between them are copied whole.
+//!   turns into vector compares. A string without escapes is copied in one piece;
+//!   one with escapes gets its capacity once, from where its closing quote is, and
+//!   is decoded with runs copied a word at a time.
+//! * Strings and member names of up to 22 bytes are stored inline in the value
+//!   ([`Str`]), so a small message allocates only for its containers.
 //! * Numbers are checked against the grammar and kept as text, inline when short
 //!   ([`Number`]): no allocation and no conversion until asked.
 //! * Finished elements and members wait on scratch stacks and move into a `Vec` of
