@@ -4,13 +4,21 @@
 //! same message (batches too). Every
 //! decode error makes a response that is itself a valid message, echoing the id
 //! the error kept. The prefix scanner, run on a whole line that decoded, finds the
-//! same id and the same kind of message.
+//! same id and the same kind of message. The borrowed view of the line, made
+//! owned, is what `decode` gives.
 
 use dhara_protocol::rpc::{self, DecodeError, Id, Incoming, Message};
 
 pub fn run(data: &[u8]) {
     let prefix = rpc::scan_prefix(data);
-    match rpc::decode(data) {
+    let decoded = rpc::decode(data);
+    // The borrowed view is the same decoder: made owned, it is what `decode` gives.
+    assert_eq!(
+        rpc::decode_view(data).into_owned(),
+        decoded,
+        "decode_view and decode disagree"
+    );
+    match decoded {
         Incoming::Single(entry) => {
             check_entry(&entry);
             if let Ok(message) = &entry {
