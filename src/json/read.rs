@@ -577,11 +577,13 @@ impl<'a> Reader<'a> {
         replaced: &mut bool,
     ) -> Result<usize, Error> {
         let bytes = text.as_bytes();
+        let mut specials = Specials::at(bytes, i);
         loop {
             match bytes.get(i) {
                 Some(b'\\') => {
-                    let next = self.escape(first + i, out, lone, replaced)?;
-                    i = out.run(text, next - first);
+                    let next = self.escape(first + i, out, lone, replaced)? - first;
+                    i = specials.next(bytes, next);
+                    out.take(text, next, i);
                 }
                 None | Some(b'"') => return Ok(i),
                 Some(_) => return Err(self.error(ErrorKind::ControlCharacterInString, first + i)),
@@ -988,6 +990,87 @@ fn string_end(input: &[u8], from: usize) -> usize {
     }
 }
 
+/// How many bytes a short run is copied as, whole, before it is cut back.
+const WINDOW: usize = 16;
+
+/// The `"`, `\\` and control bytes of a text, found 64 bytes at a time: each block
+/// becomes a bit mask of them (bit `k` for `bytes[base + k]`), and the next one is
+/// the lowest bit set from some position on. Text dense with escapes is so walked
+/// without a search, or a hard-to-predict branch, per run.
+struct Specials {
+    base: usize,
+    mask: u64,
+}
+
+impl Specials {
+    const BLOCK: usize = 64;
+
+    /// The special bytes of the block starting at `bytes[at]`.
+    #[inline]
+    fn at(bytes: &[u8], at: usize) -> Specials {
+        Specials {
+            base: at,
+            mask: Specials::block(bytes, at),
+        }
+    }
+
+    /// The index of the first special byte at or after `from` (which is never
+    /// before the current block), or `bytes.len()`.
+    #[inline(always)]
+    fn next(&mut self, bytes: &[u8], mut from: usize) -> usize {
+        loop {
+            let offset = from.saturating_sub(self.base);
+            if offset < Specials::BLOCK {
+                let left = self.mask & (u64::MAX << offset);
+                if left != 0 {
+                    return self.base + left.trailing_zeros() as usize;
+                }
+                from = self.base + Specials::BLOCK;
+            }
+            if from >= bytes.len() {
+                return bytes.len();
+            }
+            *self = Specials::at(bytes, from);
+        }
+    }
+
+    /// The mask of the 64 bytes at `bytes[at..]` (fewer at the end of `bytes`).
+    #[inline]
+    fn block(bytes: &[u8], at: usize) -> u64 {
+        let Some(block) = bytes.get(at..at + Specials::BLOCK) else {
+            let tail = bytes.get(at..).unwrap_or_default();
+            return tail
+                .iter()
+                .enumerate()
+                .filter(|&(_, &b)| is_special(b))
+                .fold(0, |mask, (k, _)| mask | 1 << k);
+        };
+        block
+            .chunks_exact(8)
+            .enumerate()
+            .fold(0, |mask, (k, word)| {
+                let word = <[u8; 8]>::try_from(word).map_or(0, u64::from_le_bytes);
+                mask | word_mask(word) << (8 * k)
+            })
+    }
+}
+
+/// One bit per byte of `word` (bit `k` for byte `k`), set for exactly the bytes a
+/// JSON string cannot hold raw. Unlike [`special_bytes`] no byte is flagged falsely:
+/// each byte's test is done in its own seven low bits, so nothing carries between
+/// bytes.
+#[inline(always)]
+fn word_mask(word: u64) -> u64 {
+    const LOW: u64 = !HIGH;
+    let low = word & LOW;
+    let not_quote = (low ^ (ONES * b'"' as u64)) + LOW;
+    let not_backslash = (low ^ (ONES * b'\\' as u64)) + LOW;
+    let not_control = low + ONES * (0x80 - 0x20);
+    let special = !((not_quote & not_backslash & not_control) | word) & HIGH;
+    // Gathers the high bit of byte k into bit 56 + k.
+    (special >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
 // ---- What the grammar reports to ----------------------------------------------------
 
 pub(super) const OBJECT: bool = true;
@@ -1001,9 +1084,9 @@ trait Text {
     /// For the string whose text goes on in `text` (UTF-8, up to the closing quote
     /// and beyond); its first run, up to `text[special]`, is taken.
     fn for_string(text: &str, special: usize) -> Self;
-    /// Takes the run of `text` from `from` up to the next `"`, `\\` or control
-    /// byte; returns that byte's index (or `text.len()`).
-    fn run(&mut self, text: &str, from: usize) -> usize;
+    /// Takes the run `text[from..to]`, which ends at a `"`, `\\` or control byte
+    /// (or at the end of `text`).
+    fn take(&mut self, text: &str, from: usize, to: usize);
     /// An ASCII character from a short escape.
     fn push_ascii(&mut self, b: u8);
     /// A character from a `\u` escape.
@@ -1013,41 +1096,31 @@ trait Text {
 }
 
 /// Sized once, from where the string's closing quote is: the decoded text is never
-/// longer than the string's text, and a word copied whole may reach seven bytes past
-/// the end of a run before it is cut back.
+/// longer than the string's text, and a window copied whole may reach
+/// [`WINDOW`] bytes past the end of a run before it is cut back.
 impl Text for String {
     type Out = String;
     #[inline]
     fn for_string(text: &str, special: usize) -> String {
-        let mut out = String::with_capacity(string_end(text.as_bytes(), special) + 8);
+        let mut out = String::with_capacity(string_end(text.as_bytes(), special) + WINDOW);
         out.push_str(text.get(..special).unwrap_or_default());
         out
     }
-    /// Short runs go a word at a time: each word is appended whole as it is checked
-    /// (a fixed-size copy), then cut back to the special byte. A run still going
-    /// after four words, near the end of the text, or where the next word would
-    /// split a character, is found with [`find_special`] and appended in one piece.
+    /// A run of up to [`WINDOW`] bytes is appended as a fixed-size window (one
+    /// load and store, no call) and cut back to its end, a special ASCII byte, so a
+    /// character boundary; longer runs, and runs whose window would end inside a
+    /// character or past the text, are appended in one piece.
     #[inline(always)]
-    fn run(&mut self, text: &str, from: usize) -> usize {
-        let bytes = text.as_bytes();
-        let mut i = from;
-        for _ in 0..4 {
-            let (Some(word), Some(chars)) = (word_at(bytes, i), text.get(i..i + 8)) else {
-                break;
-            };
-            self.push_str(chars);
-            let found = special_bytes(word);
-            if found != 0 {
-                let clean = (found.trailing_zeros() / 8) as usize;
-                // Cut at an ASCII byte, so at a character boundary.
-                self.truncate(self.len() - (8 - clean));
-                return i + clean;
+    fn take(&mut self, text: &str, from: usize, to: usize) {
+        let len = to.saturating_sub(from);
+        if len <= WINDOW {
+            if let Some(window) = text.get(from..from + WINDOW) {
+                self.push_str(window);
+                self.truncate(self.len() - (WINDOW - len));
+                return;
             }
-            i += 8;
         }
-        let end = find_special(bytes, i);
-        self.push_str(text.get(i..end).unwrap_or_default());
-        end
+        self.push_str(text.get(from..to).unwrap_or_default());
     }
     #[inline(always)]
     fn push_ascii(&mut self, b: u8) {
@@ -1118,22 +1191,8 @@ impl Text for Discard {
     fn for_string(_: &str, _: usize) -> Discard {
         Discard
     }
-    /// Short runs are passed over a word at a time without a call; longer ones go
-    /// on with [`find_special`].
     #[inline(always)]
-    fn run(&mut self, text: &str, from: usize) -> usize {
-        let bytes = text.as_bytes();
-        let mut i = from;
-        for _ in 0..4 {
-            let Some(word) = word_at(bytes, i) else { break };
-            let found = special_bytes(word);
-            if found != 0 {
-                return i + (found.trailing_zeros() / 8) as usize;
-            }
-            i += 8;
-        }
-        find_special(bytes, i)
-    }
+    fn take(&mut self, _: &str, _: usize, _: usize) {}
     #[inline]
     fn push_ascii(&mut self, _: u8) {}
     #[inline]
