@@ -224,10 +224,15 @@ impl<'a> Reader<'a> {
     }
 
     /// [`next_member_name`](Reader::next_member_name) for names matched against
-    /// known ones: a name without escapes is its bytes in the input (checked to be
-    /// UTF-8 only when it is not ASCII), and only a name with escapes is decoded.
-    #[inline]
-    pub(crate) fn next_member_bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>, Error> {
+    /// known ones: the name is given to `known` as bytes, and what it makes of them
+    /// is returned. A name without escapes is given as it is in the input (ASCII
+    /// names that end within their first word without any UTF-8 check), and only a
+    /// name with escapes is decoded first.
+    #[inline(always)]
+    pub(crate) fn next_member_as<T>(
+        &mut self,
+        known: impl FnOnce(&[u8]) -> T,
+    ) -> Result<Option<T>, Error> {
         if !self.member_follows()? {
             return Ok(None);
         }
@@ -248,22 +253,20 @@ impl<'a> Reader<'a> {
                         Some(b':') => self.pos += 1,
                         _ => self.expect(b':')?,
                     }
-                    return Ok(Some(Cow::Borrowed(name)));
+                    return Ok(Some(known(name)));
                 }
             }
         }
-        self.member_name_bytes()
+        let name = self.any_member_name()?;
+        Ok(Some(known(name.as_bytes())))
     }
 
-    /// [`next_member_bytes`](Reader::next_member_bytes) for any name.
+    /// A member name and the `:` after it, decoded when it holds escapes.
     #[inline(never)]
-    fn member_name_bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>, Error> {
+    fn any_member_name(&mut self) -> Result<Cow<'a, str>, Error> {
         let mut name = Cow::default();
         self.member_name(&mut name)?;
-        Ok(Some(match name {
-            Cow::Borrowed(name) => Cow::Borrowed(name.as_bytes()),
-            Cow::Owned(name) => Cow::Owned(name.into_bytes()),
-        }))
+        Ok(name)
     }
 
     /// Consumes the `,` before the next member (`true`: its name follows), or the

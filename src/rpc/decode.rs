@@ -217,8 +217,8 @@ fn read_entry<'a, F: Form<'a>>(
     }
     reader.begin_object()?;
     let mut envelope = Envelope::<F>::default();
-    while let Some(name) = reader.next_member_bytes()? {
-        envelope.read_member(&name, reader)?;
+    while let Some(member) = reader.next_member_as(Member::from_name)? {
+        envelope.read_member(member, reader)?;
     }
     Ok(envelope.into_message())
 }
@@ -302,8 +302,12 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
     }
 
     #[inline]
-    fn read_member(&mut self, name: &[u8], reader: &mut Reader<'a>) -> Result<(), json::Error> {
-        let Some(member) = Member::from_name(name) else {
+    fn read_member(
+        &mut self,
+        member: Option<Member>,
+        reader: &mut Reader<'a>,
+    ) -> Result<(), json::Error> {
+        let Some(member) = member else {
             reader.skip_value()?;
             return Ok(());
         };
@@ -458,24 +462,24 @@ fn read_error_object<'a, F: Form<'a>>(
     let mut message: Option<Option<Cow<'a, str>>> = None;
     let mut data: Option<F::Payload> = None;
     let mut problem = None;
-    while let Some(name) = reader.next_member_bytes()? {
-        let duplicate = match &*name {
-            b"code" if code.is_none() => {
+    while let Some(name) = reader.next_member_as(ErrorMember::from_name)? {
+        let duplicate = match name {
+            ErrorMember::Code if code.is_none() => {
                 code = Some(read_integer(reader)?);
                 continue;
             }
-            b"message" if message.is_none() => {
+            ErrorMember::Message if message.is_none() => {
                 message = Some(read_text(reader)?.map(|(text, _)| text));
                 continue;
             }
-            b"data" if data.is_none() => {
+            ErrorMember::Data if data.is_none() => {
                 data = Some(F::payload(reader)?);
                 continue;
             }
-            b"code" => "error.code",
-            b"message" => "error.message",
-            b"data" => "error.data",
-            _ => {
+            ErrorMember::Code => "error.code",
+            ErrorMember::Message => "error.message",
+            ErrorMember::Data => "error.data",
+            ErrorMember::Other => {
                 reader.skip_value()?;
                 continue;
             }
@@ -497,6 +501,25 @@ fn read_error_object<'a, F: Form<'a>>(
         message,
         data,
     }))
+}
+
+/// The members of an `error` object; any other member is ignored.
+enum ErrorMember {
+    Code,
+    Message,
+    Data,
+    Other,
+}
+
+impl ErrorMember {
+    fn from_name(name: &[u8]) -> ErrorMember {
+        match name {
+            b"code" => ErrorMember::Code,
+            b"message" => ErrorMember::Message,
+            b"data" => ErrorMember::Data,
+            _ => ErrorMember::Other,
+        }
+    }
 }
 
 /// Reads an integer that fits an `i64`; `None` (value consumed) for anything else.
@@ -547,8 +570,8 @@ pub fn scan_prefix(prefix: &[u8]) -> LinePrefix {
         return found;
     }
     let mut ids = 0;
-    while let Ok(Some(name)) = reader.next_member_bytes() {
-        let complete = match Member::from_name(&name) {
+    while let Ok(Some(member)) = reader.next_member_as(Member::from_name) {
+        let complete = match member {
             Some(Member::Id) => {
                 ids += 1;
                 match read_id(&mut reader) {
