@@ -914,7 +914,7 @@ fn string_end(input: &[u8], from: usize) -> usize {
 }
 
 /// How many bytes a short run is copied as, whole, before it is cut back.
-const WINDOW: usize = 16;
+const WINDOW: usize = 32;
 
 /// The `"`, `\\` and control bytes of a text, found 64 bytes at a time: each block
 /// becomes a bit mask of them (bit `k` for `bytes[base + k]`), and the next one is
