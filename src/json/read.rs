@@ -215,20 +215,72 @@ impl<'a> Reader<'a> {
     /// # Ok::<(), dhara_protocol::json::Error>(())
     /// ```
     pub fn next_member_name(&mut self) -> Result<Option<Cow<'a, str>>, Error> {
+        if !self.member_follows()? {
+            return Ok(None);
+        }
+        let mut name = Cow::default();
+        self.member_name(&mut name)?;
+        Ok(Some(name))
+    }
+
+    /// [`next_member_name`](Reader::next_member_name) for names matched against
+    /// known ones: a name without escapes is its bytes in the input (checked to be
+    /// UTF-8 only when it is not ASCII), and only a name with escapes is decoded.
+    #[inline]
+    pub(crate) fn next_member_bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>, Error> {
+        if !self.member_follows()? {
+            return Ok(None);
+        }
+        if self.peek() != Some(b'"') {
+            return Err(self.unexpected());
+        }
+        let first = self.pos + 1;
+        // Most names end within their first word, which tells whether they are ASCII.
+        if let Some(word) = word_at(self.input, first) {
+            let found = special_bytes(word);
+            if found != 0 {
+                let len = (found.trailing_zeros() / 8) as usize;
+                let name_bytes = (1u64 << (len * 8)) - 1;
+                if word & name_bytes & HIGH == 0 && self.input.get(first + len) == Some(&b'"') {
+                    let name = self.input.get(first..first + len).unwrap_or_default();
+                    self.pos = first + len + 1;
+                    self.expect(b':')?;
+                    return Ok(Some(Cow::Borrowed(name)));
+                }
+            }
+        }
+        self.member_name_bytes()
+    }
+
+    /// [`next_member_bytes`](Reader::next_member_bytes) for any name.
+    #[inline(never)]
+    fn member_name_bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>, Error> {
+        let mut name = Cow::default();
+        self.member_name(&mut name)?;
+        Ok(Some(match name {
+            Cow::Borrowed(name) => Cow::Borrowed(name.as_bytes()),
+            Cow::Owned(name) => Cow::Owned(name.into_bytes()),
+        }))
+    }
+
+    /// Consumes the `,` before the next member (`true`: its name follows), or the
+    /// `}` closing the object (`false`, one level up).
+    #[inline]
+    fn member_follows(&mut self) -> Result<bool, Error> {
         let first = core::mem::replace(&mut self.after_open, false);
         match self.peek() {
             Some(b'}') => {
                 self.pos += 1;
                 self.leave();
-                return Ok(None);
+                Ok(false)
             }
-            Some(b',') if !first => self.pos += 1,
-            Some(b'"') if first => {}
-            _ => return Err(self.unexpected()),
+            Some(b',') if !first => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(b'"') if first => Ok(true),
+            _ => Err(self.unexpected()),
         }
-        let mut name = Cow::default();
-        self.member_name(&mut name)?;
-        Ok(Some(name))
     }
 
     /// Consumes `[`; one level deeper ([`TooDeep`](ErrorKind::TooDeep) past
@@ -319,6 +371,31 @@ impl<'a> Reader<'a> {
                 strict_surrogates: self.strict_surrogates,
             },
         ))
+    }
+
+    /// Consumes the next value if its text is exactly `text`, which must be a whole
+    /// value that nothing can extend (a string without escapes, or a literal).
+    #[inline]
+    pub(crate) fn skip_exact(&mut self, text: &[u8]) -> bool {
+        self.after_open = false;
+        self.peek();
+        let end = self.pos + text.len();
+        if self.input.get(self.pos..end) == Some(text) {
+            self.pos = end;
+            return true;
+        }
+        false
+    }
+
+    /// The text of the number at the reader (its first byte is `-` or a digit),
+    /// checked as [`skip_value`](Reader::skip_value) checks it.
+    #[inline]
+    pub(crate) fn read_number_text(&mut self) -> Result<&'a [u8], Error> {
+        self.after_open = false;
+        self.peek();
+        let start = self.pos;
+        self.pos = number_end(self.input, start).map_err(|(kind, at)| self.error(kind, at))?;
+        Ok(self.input.get(start..self.pos).unwrap_or_default())
     }
 
     /// Checks that only whitespace remains.

@@ -217,7 +217,7 @@ fn read_entry<'a, F: Form<'a>>(
     }
     reader.begin_object()?;
     let mut envelope = Envelope::<F>::default();
-    while let Some(name) = reader.next_member_name()? {
+    while let Some(name) = reader.next_member_bytes()? {
         envelope.read_member(&name, reader)?;
     }
     Ok(envelope.into_message())
@@ -235,14 +235,15 @@ enum Member {
 }
 
 impl Member {
-    fn from_name(name: &str) -> Option<Member> {
+    #[inline]
+    fn from_name(name: &[u8]) -> Option<Member> {
         match name {
-            "jsonrpc" => Some(Member::Jsonrpc),
-            "id" => Some(Member::Id),
-            "method" => Some(Member::Method),
-            "params" => Some(Member::Params),
-            "result" => Some(Member::Result),
-            "error" => Some(Member::Error),
+            b"jsonrpc" => Some(Member::Jsonrpc),
+            b"id" => Some(Member::Id),
+            b"method" => Some(Member::Method),
+            b"params" => Some(Member::Params),
+            b"result" => Some(Member::Result),
+            b"error" => Some(Member::Error),
             _ => None,
         }
     }
@@ -300,7 +301,8 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
         self.problem.get_or_insert(problem);
     }
 
-    fn read_member(&mut self, name: &str, reader: &mut Reader<'a>) -> Result<(), json::Error> {
+    #[inline]
+    fn read_member(&mut self, name: &[u8], reader: &mut Reader<'a>) -> Result<(), json::Error> {
         let Some(member) = Member::from_name(name) else {
             reader.skip_value()?;
             return Ok(());
@@ -393,19 +395,21 @@ fn skip_to_text<'a>(reader: &mut Reader<'a>) -> Result<&'a [u8], json::Error> {
 }
 
 /// Reads the `jsonrpc` value: whether it is the string `"2.0"`. The usual spelling
-/// is compared in place; any other string is decoded first (`"2\u002e0"` is
-/// `"2.0"` too).
+/// is compared in place; any other value is checked, and a string decoded
+/// (`"2\u002e0"` is `"2.0"` too).
+#[inline]
 fn read_version(reader: &mut Reader<'_>) -> Result<bool, json::Error> {
+    if reader.skip_exact(br#""2.0""#) {
+        return Ok(true);
+    }
     let text = skip_to_text(reader)?;
-    Ok(text == br#""2.0""#
-        || (text.first() == Some(&b'"')
-            && json::parse(text).is_ok_and(|v| v.as_str() == Some("2.0"))))
+    Ok(text.first() == Some(&b'"') && json::parse(text).is_ok_and(|v| v.as_str() == Some("2.0")))
 }
 
 /// The number at the reader (its first byte was seen to be `-` or a digit), its
 /// text checked by the reader and taken as it is.
 fn read_number(reader: &mut Reader<'_>) -> Result<Number, json::Error> {
-    Ok(Number::from_checked_bytes(skip_to_text(reader)?))
+    Ok(Number::from_checked_bytes(reader.read_number_text()?))
 }
 
 /// Reads an `id` value: a string, an integer text or `null`.
@@ -448,23 +452,23 @@ fn read_error_object<'a, F: Form<'a>>(
     let mut message: Option<Option<Cow<'a, str>>> = None;
     let mut data: Option<F::Payload> = None;
     let mut problem = None;
-    while let Some(name) = reader.next_member_name()? {
+    while let Some(name) = reader.next_member_bytes()? {
         let duplicate = match &*name {
-            "code" if code.is_none() => {
+            b"code" if code.is_none() => {
                 code = Some(read_integer(reader)?);
                 continue;
             }
-            "message" if message.is_none() => {
+            b"message" if message.is_none() => {
                 message = Some(read_text(reader)?.map(|(text, _)| text));
                 continue;
             }
-            "data" if data.is_none() => {
+            b"data" if data.is_none() => {
                 data = Some(F::payload(reader)?);
                 continue;
             }
-            "code" => "error.code",
-            "message" => "error.message",
-            "data" => "error.data",
+            b"code" => "error.code",
+            b"message" => "error.message",
+            b"data" => "error.data",
             _ => {
                 reader.skip_value()?;
                 continue;
@@ -537,7 +541,7 @@ pub fn scan_prefix(prefix: &[u8]) -> LinePrefix {
         return found;
     }
     let mut ids = 0;
-    while let Ok(Some(name)) = reader.next_member_name() {
+    while let Ok(Some(name)) = reader.next_member_bytes() {
         let complete = match Member::from_name(&name) {
             Some(Member::Id) => {
                 ids += 1;
