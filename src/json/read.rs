@@ -1119,6 +1119,14 @@ impl Text for String {
                 self.truncate(self.len() - (WINDOW - len));
                 return;
             }
+            // The window ends inside a character: a half-size one may not.
+            if len <= WINDOW / 2 {
+                if let Some(window) = text.get(from..from + WINDOW / 2) {
+                    self.push_str(window);
+                    self.truncate(self.len() - (WINDOW / 2 - len));
+                    return;
+                }
+            }
         }
         self.push_str(text.get(from..to).unwrap_or_default());
     }
