@@ -244,7 +244,10 @@ impl<'a> Reader<'a> {
                 if word & name_bytes & HIGH == 0 && self.input.get(first + len) == Some(&b'"') {
                     let name = self.input.get(first..first + len).unwrap_or_default();
                     self.pos = first + len + 1;
-                    self.expect(b':')?;
+                    match self.input.get(self.pos) {
+                        Some(b':') => self.pos += 1,
+                        _ => self.expect(b':')?,
+                    }
                     return Ok(Some(Cow::Borrowed(name)));
                 }
             }

@@ -235,7 +235,7 @@ enum Member {
 }
 
 impl Member {
-    #[inline]
+    #[inline(always)]
     fn from_name(name: &[u8]) -> Option<Member> {
         match name {
             b"jsonrpc" => Some(Member::Jsonrpc),
@@ -397,11 +397,17 @@ fn skip_to_text<'a>(reader: &mut Reader<'a>) -> Result<&'a [u8], json::Error> {
 /// Reads the `jsonrpc` value: whether it is the string `"2.0"`. The usual spelling
 /// is compared in place; any other value is checked, and a string decoded
 /// (`"2\u002e0"` is `"2.0"` too).
-#[inline]
+#[inline(always)]
 fn read_version(reader: &mut Reader<'_>) -> Result<bool, json::Error> {
     if reader.skip_exact(br#""2.0""#) {
         return Ok(true);
     }
+    read_other_version(reader)
+}
+
+/// [`read_version`] for any value but the usual spelling.
+#[inline(never)]
+fn read_other_version(reader: &mut Reader<'_>) -> Result<bool, json::Error> {
     let text = skip_to_text(reader)?;
     Ok(text.first() == Some(&b'"') && json::parse(text).is_ok_and(|v| v.as_str() == Some("2.0")))
 }
