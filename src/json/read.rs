@@ -997,7 +997,7 @@ fn string_end(input: &[u8], from: usize) -> usize {
 }
 
 /// How many bytes a short run is copied as, whole, before it is cut back.
-const WINDOW: usize = 16;
+const WINDOW: usize = 32;
 
 /// The `"`, `\\` and control bytes of a text, found 64 bytes at a time: each block
 /// becomes a bit mask of them (bit `k` for `bytes[base + k]`), and the next one is
@@ -1124,6 +1124,14 @@ impl Text for String {
                 self.push_str(window);
                 self.truncate(self.len() - (WINDOW - len));
                 return;
+            }
+            // The window ends inside a character: a half-size one may not.
+            if len <= WINDOW / 2 {
+                if let Some(window) = text.get(from..from + WINDOW / 2) {
+                    self.push_str(window);
+                    self.truncate(self.len() - (WINDOW / 2 - len));
+                    return;
+                }
             }
         }
         self.push_str(text.get(from..to).unwrap_or_default());
@@ -1387,5 +1395,59 @@ impl Nesting {
     pub(super) fn top(&self) -> Option<bool> {
         let last = self.len.checked_sub(1)?;
         Some(self.top_word >> (last % 64) & 1 == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_masks_flag_exactly_the_special_bytes() {
+        for b in 0..=255u8 {
+            for k in 0..8 {
+                // Special fillers below and above `b` check that nothing carries
+                // between bytes.
+                for filler in [b'a', b'"', b'\\', 0x1F, 0xA2, 0xFF] {
+                    let mut bytes = [filler; 8];
+                    bytes[k] = b;
+                    let expected = bytes
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &x)| is_special(x))
+                        .fold(0u64, |mask, (i, _)| mask | 1 << i);
+                    assert_eq!(word_mask(u64::from_le_bytes(bytes)), expected, "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn specials_walk_every_special_byte_in_order() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let bytes: Vec<u8> = (0..1000)
+            .map(|i| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                match state % 8 {
+                    0 => b"\"\\\x01\x1f\x7f\xa2\xdc "[(state >> 8) as usize % 8],
+                    _ => b'a' + (i % 26) as u8,
+                }
+            })
+            .collect();
+        for start in [0, 1, 63, 64, 65, 500, 999, 1000] {
+            let mut specials = Specials::at(&bytes, start);
+            let mut from = start;
+            loop {
+                let next = specials.next(&bytes, from);
+                assert_eq!(next, find_special(&bytes, from), "from {from}");
+                if next >= bytes.len() {
+                    break;
+                }
+                // An escape goes on two to six bytes past its backslash.
+                from = (next + 2 + next % 5).min(bytes.len());
+            }
+        }
     }
 }
