@@ -338,6 +338,7 @@ impl<'a> Reader<'a> {
 
     /// [`read_string`](Reader::read_string), with the text borrowed from the input
     /// when it holds no escape.
+    #[inline]
     pub fn read_str(&mut self) -> Result<(Cow<'a, str>, bool), Error> {
         self.after_open = false;
         if self.peek() != Some(b'"') {
@@ -367,6 +368,7 @@ impl<'a> Reader<'a> {
 
     /// Checks one whole value without building it, like
     /// [`skip_value`](Reader::skip_value), and returns its text.
+    #[inline]
     pub fn read_raw(&mut self) -> Result<RawValue<'a>, Error> {
         let range = self.skip_value()?;
         let text = self.text_run(range.start, range.end)?;
