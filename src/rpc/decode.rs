@@ -39,10 +39,7 @@ pub fn decode(line: &[u8]) -> Incoming {
 ///
 /// Never panics; every failure is a [`DecodeError`] inside the returned [`Incoming`].
 pub fn decode_with(line: &[u8], options: &ParseOptions) -> Incoming {
-    match decode_line::<Owned>(line, options) {
-        Line::Single(entry) => Incoming::Single(entry),
-        Line::Batch(entries) => Incoming::Batch(entries),
-    }
+    decode_line::<Owned>(line, options)
 }
 
 /// Decodes one line (without its newline) with the default [`ParseOptions`], into
@@ -71,10 +68,7 @@ pub fn decode_view(line: &[u8]) -> IncomingView<'_> {
 /// [`decode_view`] with the given JSON limits; the payloads keep them, so
 /// [`RawValue::parse`] and [`RawValue::reader`] read them under the same limits.
 pub fn decode_view_with<'a>(line: &'a [u8], options: &ParseOptions) -> IncomingView<'a> {
-    match decode_line::<Borrowed>(line, options) {
-        Line::Single(entry) => IncomingView::Single(entry),
-        Line::Batch(entries) => IncomingView::Batch(entries),
-    }
+    decode_line::<Borrowed>(line, options)
 }
 
 /// The `error` member's parts, with the data in the form being decoded.
@@ -91,6 +85,10 @@ trait Form<'a> {
     type Payload;
     /// What a valid entry becomes.
     type Message;
+    /// What a line becomes.
+    type Incoming;
+    fn single(entry: Result<Self::Message, DecodeError>) -> Self::Incoming;
+    fn batch(entries: Vec<Result<Self::Message, DecodeError>>) -> Self::Incoming;
     /// Reads one payload.
     fn payload(reader: &mut Reader<'a>) -> Result<Self::Payload, json::Error>;
     fn request(id: Id, method: Cow<'a, str>, params: Option<Self::Payload>) -> Self::Message;
@@ -107,6 +105,15 @@ struct Owned;
 impl<'a> Form<'a> for Owned {
     type Payload = Value;
     type Message = Message;
+    type Incoming = Incoming;
+
+    fn single(entry: Result<Message, DecodeError>) -> Incoming {
+        Incoming::Single(entry)
+    }
+
+    fn batch(entries: Vec<Result<Message, DecodeError>>) -> Incoming {
+        Incoming::Batch(entries)
+    }
 
     fn payload(reader: &mut Reader<'a>) -> Result<Value, json::Error> {
         reader.read_value()
@@ -138,6 +145,15 @@ struct Borrowed;
 impl<'a> Form<'a> for Borrowed {
     type Payload = RawValue<'a>;
     type Message = MessageView<'a>;
+    type Incoming = IncomingView<'a>;
+
+    fn single(entry: Result<MessageView<'a>, DecodeError>) -> IncomingView<'a> {
+        IncomingView::Single(entry)
+    }
+
+    fn batch(entries: Vec<Result<MessageView<'a>, DecodeError>>) -> IncomingView<'a> {
+        IncomingView::Batch(entries)
+    }
 
     fn payload(reader: &mut Reader<'a>) -> Result<RawValue<'a>, json::Error> {
         reader.read_raw()
@@ -164,23 +180,17 @@ impl<'a> Form<'a> for Borrowed {
     }
 }
 
-/// One decoded line, in either form.
-enum Line<M> {
-    Single(Result<M, DecodeError>),
-    Batch(Vec<Result<M, DecodeError>>),
-}
-
 /// Decodes a line in form `F`.
-fn decode_line<'a, F: Form<'a>>(line: &'a [u8], options: &ParseOptions) -> Line<F::Message> {
+fn decode_line<'a, F: Form<'a>>(line: &'a [u8], options: &ParseOptions) -> F::Incoming {
     let mut reader = Reader::new(line, options);
     match read_line::<F>(&mut reader) {
         Ok(line) => line,
-        Err(e) => Line::Single(Err(DecodeError::new(DecodeErrorKind::Json(e), None, false))),
+        Err(e) => F::single(Err(DecodeError::new(DecodeErrorKind::Json(e), None, false))),
     }
 }
 
 /// Decodes a line; any JSON error (the outer `Err`) fails the whole line.
-fn read_line<'a, F: Form<'a>>(reader: &mut Reader<'a>) -> Result<Line<F::Message>, json::Error> {
+fn read_line<'a, F: Form<'a>>(reader: &mut Reader<'a>) -> Result<F::Incoming, json::Error> {
     let line = if reader.peek() == Some(b'[') {
         reader.begin_array()?;
         let mut entries = Vec::new();
@@ -188,16 +198,16 @@ fn read_line<'a, F: Form<'a>>(reader: &mut Reader<'a>) -> Result<Line<F::Message
             entries.push(read_entry::<F>(reader)?);
         }
         if entries.is_empty() {
-            Line::Single(Err(DecodeError::new(
+            F::single(Err(DecodeError::new(
                 DecodeErrorKind::EmptyBatch,
                 None,
                 false,
             )))
         } else {
-            Line::Batch(entries)
+            F::batch(entries)
         }
     } else {
-        Line::Single(read_entry::<F>(reader)?)
+        F::single(read_entry::<F>(reader)?)
     };
     reader.finish()?;
     Ok(line)
