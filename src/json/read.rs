@@ -215,20 +215,78 @@ impl<'a> Reader<'a> {
     /// # Ok::<(), dhara_protocol::json::Error>(())
     /// ```
     pub fn next_member_name(&mut self) -> Result<Option<Cow<'a, str>>, Error> {
+        if !self.member_follows()? {
+            return Ok(None);
+        }
+        let mut name = Cow::default();
+        self.member_name(&mut name)?;
+        Ok(Some(name))
+    }
+
+    /// [`next_member_name`](Reader::next_member_name) for names matched against
+    /// known ones: the name is given to `known` as bytes, and what it makes of them
+    /// is returned. A name without escapes is given as it is in the input (ASCII
+    /// names that end within their first word without any UTF-8 check), and only a
+    /// name with escapes is decoded first.
+    #[inline(always)]
+    pub(crate) fn next_member_as<T>(
+        &mut self,
+        known: impl FnOnce(&[u8]) -> T,
+    ) -> Result<Option<T>, Error> {
+        if !self.member_follows()? {
+            return Ok(None);
+        }
+        if self.peek() != Some(b'"') {
+            return Err(self.unexpected());
+        }
+        let first = self.pos + 1;
+        // Most names end within their first word, which tells whether they are ASCII.
+        if let Some(word) = word_at(self.input, first) {
+            let found = special_bytes(word);
+            if found != 0 {
+                let len = (found.trailing_zeros() / 8) as usize;
+                let name_bytes = (1u64 << (len * 8)) - 1;
+                if word & name_bytes & HIGH == 0 && self.input.get(first + len) == Some(&b'"') {
+                    let name = self.input.get(first..first + len).unwrap_or_default();
+                    self.pos = first + len + 1;
+                    match self.input.get(self.pos) {
+                        Some(b':') => self.pos += 1,
+                        _ => self.expect(b':')?,
+                    }
+                    return Ok(Some(known(name)));
+                }
+            }
+        }
+        let name = self.any_member_name()?;
+        Ok(Some(known(name.as_bytes())))
+    }
+
+    /// A member name and the `:` after it, decoded when it holds escapes.
+    #[inline(never)]
+    fn any_member_name(&mut self) -> Result<Cow<'a, str>, Error> {
+        let mut name = Cow::default();
+        self.member_name(&mut name)?;
+        Ok(name)
+    }
+
+    /// Consumes the `,` before the next member (`true`: its name follows), or the
+    /// `}` closing the object (`false`, one level up).
+    #[inline]
+    fn member_follows(&mut self) -> Result<bool, Error> {
         let first = core::mem::replace(&mut self.after_open, false);
         match self.peek() {
             Some(b'}') => {
                 self.pos += 1;
                 self.leave();
-                return Ok(None);
+                Ok(false)
             }
-            Some(b',') if !first => self.pos += 1,
-            Some(b'"') if first => {}
-            _ => return Err(self.unexpected()),
+            Some(b',') if !first => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(b'"') if first => Ok(true),
+            _ => Err(self.unexpected()),
         }
-        let mut name = Cow::default();
-        self.member_name(&mut name)?;
-        Ok(Some(name))
     }
 
     /// Consumes `[`; one level deeper ([`TooDeep`](ErrorKind::TooDeep) past
@@ -280,6 +338,7 @@ impl<'a> Reader<'a> {
 
     /// [`read_string`](Reader::read_string), with the text borrowed from the input
     /// when it holds no escape.
+    #[inline]
     pub fn read_str(&mut self) -> Result<(Cow<'a, str>, bool), Error> {
         self.after_open = false;
         if self.peek() != Some(b'"') {
@@ -309,6 +368,7 @@ impl<'a> Reader<'a> {
 
     /// Checks one whole value without building it, like
     /// [`skip_value`](Reader::skip_value), and returns its text.
+    #[inline]
     pub fn read_raw(&mut self) -> Result<RawValue<'a>, Error> {
         let range = self.skip_value()?;
         let text = self.text_run(range.start, range.end)?;
@@ -319,6 +379,31 @@ impl<'a> Reader<'a> {
                 strict_surrogates: self.strict_surrogates,
             },
         ))
+    }
+
+    /// Consumes the next value if its text is exactly `text`, which must be a whole
+    /// value that nothing can extend (a string without escapes, or a literal).
+    #[inline]
+    pub(crate) fn skip_exact(&mut self, text: &[u8]) -> bool {
+        self.after_open = false;
+        self.peek();
+        let end = self.pos + text.len();
+        if self.input.get(self.pos..end) == Some(text) {
+            self.pos = end;
+            return true;
+        }
+        false
+    }
+
+    /// The text of the number at the reader (its first byte is `-` or a digit),
+    /// checked as [`skip_value`](Reader::skip_value) checks it.
+    #[inline]
+    pub(crate) fn read_number_text(&mut self) -> Result<&'a [u8], Error> {
+        self.after_open = false;
+        self.peek();
+        let start = self.pos;
+        self.pos = number_end(self.input, start).map_err(|(kind, at)| self.error(kind, at))?;
+        Ok(self.input.get(start..self.pos).unwrap_or_default())
     }
 
     /// Checks that only whitespace remains.
@@ -500,11 +585,13 @@ impl<'a> Reader<'a> {
         replaced: &mut bool,
     ) -> Result<usize, Error> {
         let bytes = text.as_bytes();
+        let mut specials = Specials::at(bytes, i);
         loop {
             match bytes.get(i) {
                 Some(b'\\') => {
-                    let next = self.escape(first + i, out, lone, replaced)?;
-                    i = out.run(text, next - first);
+                    let next = self.escape(first + i, out, lone, replaced)? - first;
+                    i = specials.next(bytes, next);
+                    out.take(text, next, i);
                 }
                 None | Some(b'"') => return Ok(i),
                 Some(_) => return Err(self.error(ErrorKind::ControlCharacterInString, first + i)),
@@ -911,6 +998,87 @@ fn string_end(input: &[u8], from: usize) -> usize {
     }
 }
 
+/// How many bytes a short run is copied as, whole, before it is cut back.
+const WINDOW: usize = 32;
+
+/// The `"`, `\\` and control bytes of a text, found 64 bytes at a time: each block
+/// becomes a bit mask of them (bit `k` for `bytes[base + k]`), and the next one is
+/// the lowest bit set from some position on. Text dense with escapes is so walked
+/// without a search, or a hard-to-predict branch, per run.
+struct Specials {
+    base: usize,
+    mask: u64,
+}
+
+impl Specials {
+    const BLOCK: usize = 64;
+
+    /// The special bytes of the block starting at `bytes[at]`.
+    #[inline]
+    fn at(bytes: &[u8], at: usize) -> Specials {
+        Specials {
+            base: at,
+            mask: Specials::block(bytes, at),
+        }
+    }
+
+    /// The index of the first special byte at or after `from` (which is never
+    /// before the current block), or `bytes.len()`.
+    #[inline(always)]
+    fn next(&mut self, bytes: &[u8], mut from: usize) -> usize {
+        loop {
+            let offset = from.saturating_sub(self.base);
+            if offset < Specials::BLOCK {
+                let left = self.mask & (u64::MAX << offset);
+                if left != 0 {
+                    return self.base + left.trailing_zeros() as usize;
+                }
+                from = self.base + Specials::BLOCK;
+            }
+            if from >= bytes.len() {
+                return bytes.len();
+            }
+            *self = Specials::at(bytes, from);
+        }
+    }
+
+    /// The mask of the 64 bytes at `bytes[at..]` (fewer at the end of `bytes`).
+    #[inline]
+    fn block(bytes: &[u8], at: usize) -> u64 {
+        let Some(block) = bytes.get(at..at + Specials::BLOCK) else {
+            let tail = bytes.get(at..).unwrap_or_default();
+            return tail
+                .iter()
+                .enumerate()
+                .filter(|&(_, &b)| is_special(b))
+                .fold(0, |mask, (k, _)| mask | 1 << k);
+        };
+        block
+            .chunks_exact(8)
+            .enumerate()
+            .fold(0, |mask, (k, word)| {
+                let word = <[u8; 8]>::try_from(word).map_or(0, u64::from_le_bytes);
+                mask | word_mask(word) << (8 * k)
+            })
+    }
+}
+
+/// One bit per byte of `word` (bit `k` for byte `k`), set for exactly the bytes a
+/// JSON string cannot hold raw. Unlike [`special_bytes`] no byte is flagged falsely:
+/// each byte's test is done in its own seven low bits, so nothing carries between
+/// bytes.
+#[inline(always)]
+fn word_mask(word: u64) -> u64 {
+    const LOW: u64 = !HIGH;
+    let low = word & LOW;
+    let not_quote = (low ^ (ONES * b'"' as u64)) + LOW;
+    let not_backslash = (low ^ (ONES * b'\\' as u64)) + LOW;
+    let not_control = low + ONES * (0x80 - 0x20);
+    let special = !((not_quote & not_backslash & not_control) | word) & HIGH;
+    // Gathers the high bit of byte k into bit 56 + k.
+    (special >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
 // ---- What the grammar reports to ----------------------------------------------------
 
 pub(super) const OBJECT: bool = true;
@@ -924,9 +1092,9 @@ trait Text {
     /// For the string whose text goes on in `text` (UTF-8, up to the closing quote
     /// and beyond); its first run, up to `text[special]`, is taken.
     fn for_string(text: &str, special: usize) -> Self;
-    /// Takes the run of `text` from `from` up to the next `"`, `\\` or control
-    /// byte; returns that byte's index (or `text.len()`).
-    fn run(&mut self, text: &str, from: usize) -> usize;
+    /// Takes the run `text[from..to]`, which ends at a `"`, `\\` or control byte
+    /// (or at the end of `text`).
+    fn take(&mut self, text: &str, from: usize, to: usize);
     /// An ASCII character from a short escape.
     fn push_ascii(&mut self, b: u8);
     /// A character from a `\u` escape.
@@ -936,41 +1104,39 @@ trait Text {
 }
 
 /// Sized once, from where the string's closing quote is: the decoded text is never
-/// longer than the string's text, and a word copied whole may reach seven bytes past
-/// the end of a run before it is cut back.
+/// longer than the string's text, and a window copied whole may reach
+/// [`WINDOW`] bytes past the end of a run before it is cut back.
 impl Text for String {
     type Out = String;
     #[inline]
     fn for_string(text: &str, special: usize) -> String {
-        let mut out = String::with_capacity(string_end(text.as_bytes(), special) + 8);
+        let mut out = String::with_capacity(string_end(text.as_bytes(), special) + WINDOW);
         out.push_str(text.get(..special).unwrap_or_default());
         out
     }
-    /// Short runs go a word at a time: each word is appended whole as it is checked
-    /// (a fixed-size copy), then cut back to the special byte. A run still going
-    /// after four words, near the end of the text, or where the next word would
-    /// split a character, is found with [`find_special`] and appended in one piece.
+    /// A run of up to [`WINDOW`] bytes is appended as a fixed-size window (one
+    /// load and store, no call) and cut back to its end, a special ASCII byte, so a
+    /// character boundary; longer runs, and runs whose window would end inside a
+    /// character or past the text, are appended in one piece.
     #[inline(always)]
-    fn run(&mut self, text: &str, from: usize) -> usize {
-        let bytes = text.as_bytes();
-        let mut i = from;
-        for _ in 0..4 {
-            let (Some(word), Some(chars)) = (word_at(bytes, i), text.get(i..i + 8)) else {
-                break;
-            };
-            self.push_str(chars);
-            let found = special_bytes(word);
-            if found != 0 {
-                let clean = (found.trailing_zeros() / 8) as usize;
-                // Cut at an ASCII byte, so at a character boundary.
-                self.truncate(self.len() - (8 - clean));
-                return i + clean;
+    fn take(&mut self, text: &str, from: usize, to: usize) {
+        let len = to.saturating_sub(from);
+        if len <= WINDOW {
+            if let Some(window) = text.get(from..from + WINDOW) {
+                self.push_str(window);
+                self.truncate(self.len() - (WINDOW - len));
+                return;
             }
-            i += 8;
+            // The window ends inside a character: a half-size one may not.
+            if len <= WINDOW / 2 {
+                if let Some(window) = text.get(from..from + WINDOW / 2) {
+                    self.push_str(window);
+                    self.truncate(self.len() - (WINDOW / 2 - len));
+                    return;
+                }
+            }
         }
-        let end = find_special(bytes, i);
-        self.push_str(text.get(i..end).unwrap_or_default());
-        end
+        self.push_str(text.get(from..to).unwrap_or_default());
     }
     #[inline(always)]
     fn push_ascii(&mut self, b: u8) {
@@ -1041,22 +1207,8 @@ impl Text for Discard {
     fn for_string(_: &str, _: usize) -> Discard {
         Discard
     }
-    /// Short runs are passed over a word at a time without a call; longer ones go
-    /// on with [`find_special`].
     #[inline(always)]
-    fn run(&mut self, text: &str, from: usize) -> usize {
-        let bytes = text.as_bytes();
-        let mut i = from;
-        for _ in 0..4 {
-            let Some(word) = word_at(bytes, i) else { break };
-            let found = special_bytes(word);
-            if found != 0 {
-                return i + (found.trailing_zeros() / 8) as usize;
-            }
-            i += 8;
-        }
-        find_special(bytes, i)
-    }
+    fn take(&mut self, _: &str, _: usize, _: usize) {}
     #[inline]
     fn push_ascii(&mut self, _: u8) {}
     #[inline]
@@ -1245,5 +1397,59 @@ impl Nesting {
     pub(super) fn top(&self) -> Option<bool> {
         let last = self.len.checked_sub(1)?;
         Some(self.top_word >> (last % 64) & 1 == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_masks_flag_exactly_the_special_bytes() {
+        for b in 0..=255u8 {
+            for k in 0..8 {
+                // Special fillers below and above `b` check that nothing carries
+                // between bytes.
+                for filler in [b'a', b'"', b'\\', 0x1F, 0xA2, 0xFF] {
+                    let mut bytes = [filler; 8];
+                    bytes[k] = b;
+                    let expected = bytes
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &x)| is_special(x))
+                        .fold(0u64, |mask, (i, _)| mask | 1 << i);
+                    assert_eq!(word_mask(u64::from_le_bytes(bytes)), expected, "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn specials_walk_every_special_byte_in_order() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let bytes: Vec<u8> = (0..1000)
+            .map(|i| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                match state % 8 {
+                    0 => b"\"\\\x01\x1f\x7f\xa2\xdc "[(state >> 8) as usize % 8],
+                    _ => b'a' + (i % 26) as u8,
+                }
+            })
+            .collect();
+        for start in [0, 1, 63, 64, 65, 500, 999, 1000] {
+            let mut specials = Specials::at(&bytes, start);
+            let mut from = start;
+            loop {
+                let next = specials.next(&bytes, from);
+                assert_eq!(next, find_special(&bytes, from), "from {from}");
+                if next >= bytes.len() {
+                    break;
+                }
+                // An escape goes on two to six bytes past its backslash.
+                from = (next + 2 + next % 5).min(bytes.len());
+            }
+        }
     }
 }

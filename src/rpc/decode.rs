@@ -39,10 +39,7 @@ pub fn decode(line: &[u8]) -> Incoming {
 ///
 /// Never panics; every failure is a [`DecodeError`] inside the returned [`Incoming`].
 pub fn decode_with(line: &[u8], options: &ParseOptions) -> Incoming {
-    match decode_line::<Owned>(line, options) {
-        Line::Single(entry) => Incoming::Single(entry),
-        Line::Batch(entries) => Incoming::Batch(entries),
-    }
+    decode_line::<Owned>(line, options)
 }
 
 /// Decodes one line (without its newline) with the default [`ParseOptions`], into
@@ -71,10 +68,7 @@ pub fn decode_view(line: &[u8]) -> IncomingView<'_> {
 /// [`decode_view`] with the given JSON limits; the payloads keep them, so
 /// [`RawValue::parse`] and [`RawValue::reader`] read them under the same limits.
 pub fn decode_view_with<'a>(line: &'a [u8], options: &ParseOptions) -> IncomingView<'a> {
-    match decode_line::<Borrowed>(line, options) {
-        Line::Single(entry) => IncomingView::Single(entry),
-        Line::Batch(entries) => IncomingView::Batch(entries),
-    }
+    decode_line::<Borrowed>(line, options)
 }
 
 /// The `error` member's parts, with the data in the form being decoded.
@@ -91,6 +85,10 @@ trait Form<'a> {
     type Payload;
     /// What a valid entry becomes.
     type Message;
+    /// What a line becomes.
+    type Incoming;
+    fn single(entry: Result<Self::Message, DecodeError>) -> Self::Incoming;
+    fn batch(entries: Vec<Result<Self::Message, DecodeError>>) -> Self::Incoming;
     /// Reads one payload.
     fn payload(reader: &mut Reader<'a>) -> Result<Self::Payload, json::Error>;
     fn request(id: Id, method: Cow<'a, str>, params: Option<Self::Payload>) -> Self::Message;
@@ -107,6 +105,15 @@ struct Owned;
 impl<'a> Form<'a> for Owned {
     type Payload = Value;
     type Message = Message;
+    type Incoming = Incoming;
+
+    fn single(entry: Result<Message, DecodeError>) -> Incoming {
+        Incoming::Single(entry)
+    }
+
+    fn batch(entries: Vec<Result<Message, DecodeError>>) -> Incoming {
+        Incoming::Batch(entries)
+    }
 
     fn payload(reader: &mut Reader<'a>) -> Result<Value, json::Error> {
         reader.read_value()
@@ -138,6 +145,15 @@ struct Borrowed;
 impl<'a> Form<'a> for Borrowed {
     type Payload = RawValue<'a>;
     type Message = MessageView<'a>;
+    type Incoming = IncomingView<'a>;
+
+    fn single(entry: Result<MessageView<'a>, DecodeError>) -> IncomingView<'a> {
+        IncomingView::Single(entry)
+    }
+
+    fn batch(entries: Vec<Result<MessageView<'a>, DecodeError>>) -> IncomingView<'a> {
+        IncomingView::Batch(entries)
+    }
 
     fn payload(reader: &mut Reader<'a>) -> Result<RawValue<'a>, json::Error> {
         reader.read_raw()
@@ -164,23 +180,17 @@ impl<'a> Form<'a> for Borrowed {
     }
 }
 
-/// One decoded line, in either form.
-enum Line<M> {
-    Single(Result<M, DecodeError>),
-    Batch(Vec<Result<M, DecodeError>>),
-}
-
 /// Decodes a line in form `F`.
-fn decode_line<'a, F: Form<'a>>(line: &'a [u8], options: &ParseOptions) -> Line<F::Message> {
+fn decode_line<'a, F: Form<'a>>(line: &'a [u8], options: &ParseOptions) -> F::Incoming {
     let mut reader = Reader::new(line, options);
     match read_line::<F>(&mut reader) {
         Ok(line) => line,
-        Err(e) => Line::Single(Err(DecodeError::new(DecodeErrorKind::Json(e), None, false))),
+        Err(e) => F::single(Err(DecodeError::new(DecodeErrorKind::Json(e), None, false))),
     }
 }
 
 /// Decodes a line; any JSON error (the outer `Err`) fails the whole line.
-fn read_line<'a, F: Form<'a>>(reader: &mut Reader<'a>) -> Result<Line<F::Message>, json::Error> {
+fn read_line<'a, F: Form<'a>>(reader: &mut Reader<'a>) -> Result<F::Incoming, json::Error> {
     let line = if reader.peek() == Some(b'[') {
         reader.begin_array()?;
         let mut entries = Vec::new();
@@ -188,16 +198,16 @@ fn read_line<'a, F: Form<'a>>(reader: &mut Reader<'a>) -> Result<Line<F::Message
             entries.push(read_entry::<F>(reader)?);
         }
         if entries.is_empty() {
-            Line::Single(Err(DecodeError::new(
+            F::single(Err(DecodeError::new(
                 DecodeErrorKind::EmptyBatch,
                 None,
                 false,
             )))
         } else {
-            Line::Batch(entries)
+            F::batch(entries)
         }
     } else {
-        Line::Single(read_entry::<F>(reader)?)
+        F::single(read_entry::<F>(reader)?)
     };
     reader.finish()?;
     Ok(line)
@@ -217,8 +227,8 @@ fn read_entry<'a, F: Form<'a>>(
     }
     reader.begin_object()?;
     let mut envelope = Envelope::<F>::default();
-    while let Some(name) = reader.next_member_name()? {
-        envelope.read_member(&name, reader)?;
+    while let Some(member) = reader.next_member_as(Member::from_name)? {
+        envelope.read_member(member, reader)?;
     }
     Ok(envelope.into_message())
 }
@@ -235,14 +245,15 @@ enum Member {
 }
 
 impl Member {
-    fn from_name(name: &str) -> Option<Member> {
+    #[inline(always)]
+    fn from_name(name: &[u8]) -> Option<Member> {
         match name {
-            "jsonrpc" => Some(Member::Jsonrpc),
-            "id" => Some(Member::Id),
-            "method" => Some(Member::Method),
-            "params" => Some(Member::Params),
-            "result" => Some(Member::Result),
-            "error" => Some(Member::Error),
+            b"jsonrpc" => Some(Member::Jsonrpc),
+            b"id" => Some(Member::Id),
+            b"method" => Some(Member::Method),
+            b"params" => Some(Member::Params),
+            b"result" => Some(Member::Result),
+            b"error" => Some(Member::Error),
             _ => None,
         }
     }
@@ -300,8 +311,13 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
         self.problem.get_or_insert(problem);
     }
 
-    fn read_member(&mut self, name: &str, reader: &mut Reader<'a>) -> Result<(), json::Error> {
-        let Some(member) = Member::from_name(name) else {
+    #[inline]
+    fn read_member(
+        &mut self,
+        member: Option<Member>,
+        reader: &mut Reader<'a>,
+    ) -> Result<(), json::Error> {
+        let Some(member) = member else {
             reader.skip_value()?;
             return Ok(());
         };
@@ -393,19 +409,27 @@ fn skip_to_text<'a>(reader: &mut Reader<'a>) -> Result<&'a [u8], json::Error> {
 }
 
 /// Reads the `jsonrpc` value: whether it is the string `"2.0"`. The usual spelling
-/// is compared in place; any other string is decoded first (`"2\u002e0"` is
-/// `"2.0"` too).
+/// is compared in place; any other value is checked, and a string decoded
+/// (`"2\u002e0"` is `"2.0"` too).
+#[inline(always)]
 fn read_version(reader: &mut Reader<'_>) -> Result<bool, json::Error> {
+    if reader.skip_exact(br#""2.0""#) {
+        return Ok(true);
+    }
+    read_other_version(reader)
+}
+
+/// [`read_version`] for any value but the usual spelling.
+#[inline(never)]
+fn read_other_version(reader: &mut Reader<'_>) -> Result<bool, json::Error> {
     let text = skip_to_text(reader)?;
-    Ok(text == br#""2.0""#
-        || (text.first() == Some(&b'"')
-            && json::parse(text).is_ok_and(|v| v.as_str() == Some("2.0"))))
+    Ok(text.first() == Some(&b'"') && json::parse(text).is_ok_and(|v| v.as_str() == Some("2.0")))
 }
 
 /// The number at the reader (its first byte was seen to be `-` or a digit), its
 /// text checked by the reader and taken as it is.
 fn read_number(reader: &mut Reader<'_>) -> Result<Number, json::Error> {
-    Ok(Number::from_checked_bytes(skip_to_text(reader)?))
+    Ok(Number::from_checked_bytes(reader.read_number_text()?))
 }
 
 /// Reads an `id` value: a string, an integer text or `null`.
@@ -448,24 +472,24 @@ fn read_error_object<'a, F: Form<'a>>(
     let mut message: Option<Option<Cow<'a, str>>> = None;
     let mut data: Option<F::Payload> = None;
     let mut problem = None;
-    while let Some(name) = reader.next_member_name()? {
-        let duplicate = match &*name {
-            "code" if code.is_none() => {
+    while let Some(name) = reader.next_member_as(ErrorMember::from_name)? {
+        let duplicate = match name {
+            ErrorMember::Code if code.is_none() => {
                 code = Some(read_integer(reader)?);
                 continue;
             }
-            "message" if message.is_none() => {
+            ErrorMember::Message if message.is_none() => {
                 message = Some(read_text(reader)?.map(|(text, _)| text));
                 continue;
             }
-            "data" if data.is_none() => {
+            ErrorMember::Data if data.is_none() => {
                 data = Some(F::payload(reader)?);
                 continue;
             }
-            "code" => "error.code",
-            "message" => "error.message",
-            "data" => "error.data",
-            _ => {
+            ErrorMember::Code => "error.code",
+            ErrorMember::Message => "error.message",
+            ErrorMember::Data => "error.data",
+            ErrorMember::Other => {
                 reader.skip_value()?;
                 continue;
             }
@@ -487,6 +511,25 @@ fn read_error_object<'a, F: Form<'a>>(
         message,
         data,
     }))
+}
+
+/// The members of an `error` object; any other member is ignored.
+enum ErrorMember {
+    Code,
+    Message,
+    Data,
+    Other,
+}
+
+impl ErrorMember {
+    fn from_name(name: &[u8]) -> ErrorMember {
+        match name {
+            b"code" => ErrorMember::Code,
+            b"message" => ErrorMember::Message,
+            b"data" => ErrorMember::Data,
+            _ => ErrorMember::Other,
+        }
+    }
 }
 
 /// Reads an integer that fits an `i64`; `None` (value consumed) for anything else.
@@ -537,8 +580,8 @@ pub fn scan_prefix(prefix: &[u8]) -> LinePrefix {
         return found;
     }
     let mut ids = 0;
-    while let Ok(Some(name)) = reader.next_member_name() {
-        let complete = match Member::from_name(&name) {
+    while let Ok(Some(member)) = reader.next_member_as(Member::from_name) {
+        let complete = match member {
             Some(Member::Id) => {
                 ids += 1;
                 match read_id(&mut reader) {
