@@ -545,6 +545,46 @@ impl LineDecoder {
     }
 }
 
+/// Takes the next frame out of the decoder that `owner` keeps (at `decoder(owner)`)
+/// and hands both to `handle`; returns whether there was a frame.
+///
+/// The decoder is set aside while `handle` runs, so the frame, which borrows the
+/// decoder's buffer, and `owner` can be used together: a line is handled where it
+/// lies, without copying it out. `handle` must not use the decoder (it sees an empty
+/// one). Both endpoints read their input this way.
+///
+/// ```
+/// use dhara_protocol::frame::{self, Frame, LineDecoder};
+///
+/// struct Endpoint { decoder: LineDecoder, lines: usize }
+/// impl Endpoint {
+///     fn handle(&mut self, frame: Frame<'_>) {
+///         if let Frame::Line(_) = frame { self.lines += 1; }
+///     }
+/// }
+///
+/// let mut e = Endpoint { decoder: LineDecoder::new(), lines: 0 };
+/// e.decoder.push(b"{}\n[]\n");
+/// while frame::handle_next_frame(&mut e, |e| &mut e.decoder, Endpoint::handle) {}
+/// assert_eq!(e.lines, 2);
+/// ```
+pub fn handle_next_frame<T>(
+    owner: &mut T,
+    decoder: fn(&mut T) -> &mut LineDecoder,
+    handle: fn(&mut T, Frame<'_>),
+) -> bool {
+    let mut taken = core::mem::take(decoder(owner));
+    let found = match taken.next_frame() {
+        Some(frame) => {
+            handle(owner, frame);
+            true
+        }
+        None => false,
+    };
+    *decoder(owner) = taken;
+    found
+}
+
 /// Whether a line holds only whitespace (space, tab, `\r`), and so is skipped.
 fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r'))

@@ -4,7 +4,7 @@ use alloc::format;
 use alloc::string::String;
 
 use super::{Event, Extension, PeerError, Route, SHUTTING_DOWN};
-use crate::frame::Frame;
+use crate::frame::{self, Frame};
 use crate::json::{Object, RawValue, Value};
 use crate::message::{
     ExecuteParams, FieldError, InitializeParams, InitializeResult, NOT_INITIALIZED, ToolList,
@@ -18,20 +18,11 @@ impl Extension {
     /// Decodes and handles the next complete line from stdin. `false` when there is
     /// none yet.
     ///
-    /// The line is handled where it lies, in the decoder's buffer: its messages
-    /// borrow from it ([`rpc::decode_view`]), and the params are read straight from
-    /// its text. The decoder is set aside meanwhile; handling a line never uses it.
+    /// The line is handled where it lies, in the decoder's buffer
+    /// ([`frame::handle_next_frame`]): its messages borrow from it
+    /// ([`rpc::decode_view`]), and the params are read straight from its text.
     pub(super) fn read_next_line(&mut self) -> bool {
-        let mut decoder = core::mem::take(&mut self.decoder);
-        let read = match decoder.next_frame() {
-            None => false,
-            Some(frame) => {
-                self.handle_frame(frame);
-                true
-            }
-        };
-        self.decoder = decoder;
-        read
+        frame::handle_next_frame(self, |e| &mut e.decoder, Extension::handle_frame)
     }
 
     fn handle_frame(&mut self, frame: Frame<'_>) {

@@ -9,7 +9,7 @@ use core::ops::Range;
 use super::Core;
 use super::calls::{CallKind, EndReason, Match};
 use super::events::{CallError, Event, Excerpt, PeerError, Reply};
-use crate::frame::Frame;
+use crate::frame::{self, Frame};
 use crate::json::{ParseOptions, RawValue, Reader};
 use crate::message::{InitializeResult, Progress, ToolList, ToolResult, method};
 use crate::rpc::{
@@ -63,21 +63,12 @@ impl Batch {
 impl Core {
     /// Decodes and handles the next complete line, if one is buffered.
     ///
-    /// The line is handled where it lies, in the decoder's buffer: its messages
-    /// borrow from it ([`rpc::decode_view`]), and a result is read straight from its
-    /// text into the reply its call waits for. The decoder is set aside meanwhile;
-    /// handling a line never uses it.
+    /// The line is handled where it lies, in the decoder's buffer
+    /// ([`frame::handle_next_frame`]): its messages borrow from it
+    /// ([`rpc::decode_view`]), and a result is read straight from its text into the
+    /// reply its call waits for.
     pub(super) fn handle_next_line(&mut self) -> bool {
-        let mut decoder = core::mem::take(&mut self.decoder);
-        let handled = match decoder.next_frame() {
-            None => false,
-            Some(frame) => {
-                self.handle_frame(frame);
-                true
-            }
-        };
-        self.decoder = decoder;
-        handled
+        frame::handle_next_frame(self, |core| &mut core.decoder, Core::handle_frame)
     }
 
     fn handle_frame(&mut self, frame: Frame<'_>) {
