@@ -473,3 +473,29 @@ proptest! {
         prop_assert_eq!(out, reference_written(&text).into_bytes());
     }
 }
+
+/// Long texts dense with characters to escape (the writer walks them a 64-byte block
+/// at a time): every run length from 0 to 40 between escapes, across block edges.
+#[test]
+fn long_texts_dense_with_escapes_are_written_as_the_plain_writer_writes_them() {
+    let alphabet = [
+        'a', 'é', '\n', '"', '\\', '\u{1}', '\u{1f}', '日', 'z', '\t',
+    ];
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut random = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    for _ in 0..400 {
+        let mut text = String::new();
+        while text.len() < 64 + random(400) {
+            text.extend((0..random(41)).map(|_| 'x'));
+            text.push(alphabet[random(alphabet.len())]);
+        }
+        let mut out = Vec::new();
+        json::write_string(&text, &mut out);
+        assert_eq!(out, reference_written(&text).into_bytes(), "{text:?}");
+    }
+}

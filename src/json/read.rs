@@ -917,7 +917,7 @@ pub(crate) fn find_special(input: &[u8], from: usize) -> usize {
 /// holding the special byte is then searched a word at a time.
 #[inline(never)]
 fn find_special_after(input: &[u8], from: usize) -> usize {
-    const BLOCK: usize = 64;
+    pub(super) const BLOCK: usize = 64;
     let rest = input.get(from..).unwrap_or_default();
     let mut i = 0;
     while i < 24 {
@@ -965,7 +965,7 @@ fn find_special_after(input: &[u8], from: usize) -> usize {
 /// quote that follows it.
 #[inline]
 fn string_end(input: &[u8], from: usize) -> usize {
-    const BLOCK: usize = 64;
+    pub(super) const BLOCK: usize = 64;
     let mut i = from;
     loop {
         while let Some(block) = input.get(i..i + BLOCK) {
@@ -999,23 +999,23 @@ fn string_end(input: &[u8], from: usize) -> usize {
 }
 
 /// How many bytes a short run is copied as, whole, before it is cut back.
-const WINDOW: usize = 32;
+pub(super) const WINDOW: usize = 32;
 
 /// The `"`, `\\` and control bytes of a text, found 64 bytes at a time: each block
 /// becomes a bit mask of them (bit `k` for `bytes[base + k]`), and the next one is
 /// the lowest bit set from some position on. Text dense with escapes is so walked
 /// without a search, or a hard-to-predict branch, per run.
-struct Specials {
+pub(super) struct Specials {
     base: usize,
     mask: u64,
 }
 
 impl Specials {
-    const BLOCK: usize = 64;
+    pub(super) const BLOCK: usize = 64;
 
     /// The special bytes of the block starting at `bytes[at]`.
     #[inline]
-    fn at(bytes: &[u8], at: usize) -> Specials {
+    pub(super) fn at(bytes: &[u8], at: usize) -> Specials {
         Specials {
             base: at,
             mask: Specials::block(bytes, at),
@@ -1025,7 +1025,7 @@ impl Specials {
     /// The index of the first special byte at or after `from` (which is never
     /// before the current block), or `bytes.len()`.
     #[inline(always)]
-    fn next(&mut self, bytes: &[u8], mut from: usize) -> usize {
+    pub(super) fn next(&mut self, bytes: &[u8], mut from: usize) -> usize {
         loop {
             let offset = from.saturating_sub(self.base);
             if offset < Specials::BLOCK {

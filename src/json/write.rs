@@ -8,7 +8,7 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use super::read::{find_special, is_special, special_bytes, word_at};
+use super::read::{Specials, WINDOW, find_special, is_special, special_bytes, word_at};
 use super::string::Str;
 use super::value::{Object, Value};
 
@@ -226,21 +226,52 @@ pub fn write_string(s: &str, out: &mut Vec<u8>) {
 fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    let mut i = 0;
-    loop {
-        i = copy_run(bytes, i, out);
-        let Some(&b) = bytes.get(i) else { break };
-        match ESCAPES[usize::from(b)] {
-            b'u' => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                let hex = |d: u8| HEX[usize::from(d & 0xF)];
-                out.extend_from_slice(&[b'\\', b'u', b'0', b'0', hex(b >> 4), hex(b)]);
-            }
-            letter => out.extend_from_slice(&[b'\\', letter]),
-        }
-        i += 1;
+    let mut i = copy_run(bytes, 0, out);
+    if i < bytes.len() && bytes.len() - i >= Specials::BLOCK {
+        // A long text with escapes: the rest is walked from special byte to special
+        // byte with a bit mask per 64-byte block, each run copied as a fixed window.
+        i = write_escaped_long(bytes, i, out);
+    }
+    while let Some(&b) = bytes.get(i) {
+        write_escape(b, out);
+        i = copy_run(bytes, i + 1, out);
     }
     out.push(b'"');
+}
+
+/// The rest of a long string, from its special byte at `bytes[from]` to its end
+/// (the index returned): escapes written, runs copied.
+#[inline(never)]
+fn write_escaped_long(bytes: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
+    let mut specials = Specials::at(bytes, from);
+    let mut i = from;
+    while let Some(&b) = bytes.get(i) {
+        write_escape(b, out);
+        let start = i + 1;
+        i = specials.next(bytes, start);
+        match bytes.get(start..start + WINDOW) {
+            // A run of up to a window's length: one fixed-size copy, cut back.
+            Some(window) if i - start <= WINDOW => {
+                out.extend_from_slice(window);
+                out.truncate(out.len() - (WINDOW - (i - start)));
+            }
+            _ => out.extend_from_slice(bytes.get(start..i).unwrap_or_default()),
+        }
+    }
+    i
+}
+
+/// Writes the escape for the special byte `b`.
+#[inline]
+fn write_escape(b: u8, out: &mut Vec<u8>) {
+    match ESCAPES[usize::from(b)] {
+        b'u' => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let hex = |d: u8| HEX[usize::from(d & 0xF)];
+            out.extend_from_slice(&[b'\\', b'u', b'0', b'0', hex(b >> 4), hex(b)]);
+        }
+        letter => out.extend_from_slice(&[b'\\', letter]),
+    }
 }
 
 /// Appends the bytes from `bytes[from]` up to the next `"`, `\` or control byte to
