@@ -917,7 +917,7 @@ pub(crate) fn find_special(input: &[u8], from: usize) -> usize {
 /// holding the special byte is then searched a word at a time.
 #[inline(never)]
 fn find_special_after(input: &[u8], from: usize) -> usize {
-    pub(super) const BLOCK: usize = 64;
+    const BLOCK: usize = 64;
     let rest = input.get(from..).unwrap_or_default();
     let mut i = 0;
     while i < 24 {
@@ -965,7 +965,7 @@ fn find_special_after(input: &[u8], from: usize) -> usize {
 /// quote that follows it.
 #[inline]
 fn string_end(input: &[u8], from: usize) -> usize {
-    pub(super) const BLOCK: usize = 64;
+    const BLOCK: usize = 64;
     let mut i = from;
     loop {
         while let Some(block) = input.get(i..i + BLOCK) {
