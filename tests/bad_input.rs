@@ -204,6 +204,15 @@ impl Host {
         }
     }
 
+    /// The extension answers `call` with a tool result, which ends it.
+    fn answers(&mut self, call: CallId) {
+        self.feed_line(&reply(call.get(), TOOL_RESULT));
+        assert!(matches!(
+            self.event(),
+            Event::CallEnded { result: Ok(_), .. }
+        ));
+    }
+
     /// The session goes on: a call made now is answered normally.
     fn goes_on(&mut self) {
         assert!(
@@ -621,11 +630,7 @@ fn core_reports_a_reply_with_duplicate_members() {
     // The call is still waiting: no id is guessed from a message two parsers may read
     // differently. It ends with its reply, or by its deadline.
     assert_eq!(host.core.calls_in_flight(), 1);
-    host.feed_line(&reply(call.get(), TOOL_RESULT));
-    assert!(matches!(
-        host.event(),
-        Event::CallEnded { result: Ok(_), .. }
-    ));
+    host.answers(call);
     host.goes_on();
 }
 
@@ -823,11 +828,7 @@ fn core_reports_a_reply_with_an_unknown_id() {
         1,
         "no call is matched by a guess"
     );
-    host.feed_line(&reply(call.get(), TOOL_RESULT));
-    assert!(matches!(
-        host.event(),
-        Event::CallEnded { result: Ok(_), .. }
-    ));
+    host.answers(call);
     host.goes_on();
 }
 
@@ -836,11 +837,7 @@ fn core_reports_a_duplicate_reply() {
     let mut host = Host::ready(Config::default());
     let call = host.call();
     host.written.clear();
-    host.feed_line(&reply(call.get(), TOOL_RESULT));
-    assert!(matches!(
-        host.event(),
-        Event::CallEnded { result: Ok(_), .. }
-    ));
+    host.answers(call);
     host.feed_line(&reply(call.get(), TOOL_RESULT));
     assert_eq!(
         host.peer_error(),
@@ -933,11 +930,7 @@ fn progress_flood(flood: usize) {
         peak < 64 * 1024,
         "decoding the flood took {peak} bytes at its peak"
     );
-    host.feed_line(&reply(call.get(), TOOL_RESULT));
-    assert!(matches!(
-        host.event(),
-        Event::CallEnded { result: Ok(_), .. }
-    ));
+    host.answers(call);
     host.goes_on();
 }
 
@@ -1067,11 +1060,7 @@ fn core_kills_an_extension_that_ignores_shutdown() {
     host.take_events();
     // Replies during the grace are still delivered.
     host.at(3_000);
-    host.feed_line(&reply(call.get(), TOOL_RESULT));
-    assert!(matches!(
-        host.event(),
-        Event::CallEnded { result: Ok(_), .. }
-    ));
+    host.answers(call);
     host.at(5_999);
     assert_eq!(host.kills, 0, "killed before the grace ended");
     host.at(6_000);

@@ -284,6 +284,22 @@ fn bytes_that_are_not_utf8_at_each_position_with_the_exact_offset() {
     }
 }
 
+/// `result` is the error `kind` at `offset` of `text`.
+fn fails_at<T: std::fmt::Debug>(
+    result: Result<T, json::Error>,
+    kind: ErrorKind,
+    offset: usize,
+    text: &[u8],
+) {
+    let err = result.expect_err("bad");
+    assert_eq!(
+        (err.kind(), err.offset()),
+        (kind, offset),
+        "{:?}",
+        String::from_utf8_lossy(text)
+    );
+}
+
 #[test]
 fn the_first_error_in_a_string_wins() {
     // Each: the text, the error's kind and offset.
@@ -299,21 +315,12 @@ fn the_first_error_in_a_string_wins() {
         (b"\"ok\\u00", ErrorKind::UnexpectedEnd, 5),
     ];
     for &(text, kind, offset) in cases {
-        let err = json::parse(text).expect_err("bad");
-        assert_eq!(
-            (err.kind(), err.offset()),
-            (kind, offset),
-            "{:?}",
-            String::from_utf8_lossy(text)
-        );
-        let err = Reader::new(text, &ParseOptions::DEFAULT)
-            .skip_value()
-            .expect_err("bad");
-        assert_eq!(
-            (err.kind(), err.offset()),
-            (kind, offset),
-            "skip {:?}",
-            String::from_utf8_lossy(text)
+        fails_at(json::parse(text), kind, offset, text);
+        fails_at(
+            Reader::new(text, &ParseOptions::DEFAULT).skip_value(),
+            kind,
+            offset,
+            text,
         );
     }
 }
@@ -330,13 +337,7 @@ fn bytes_outside_strings_are_grammar_errors() {
         ),
         (b"[\"a\", \"b\xFF\"]", ErrorKind::InvalidUtf8, 8),
     ] {
-        let err = json::parse(text).expect_err("bad");
-        assert_eq!(
-            (err.kind(), err.offset()),
-            (kind, offset),
-            "{:?}",
-            String::from_utf8_lossy(text)
-        );
+        fails_at(json::parse(text), kind, offset, text);
     }
     // Bytes that are not UTF-8 after the value decide nothing before them.
     let mut reader = Reader::new(b"[\"fine\"] \xFF", &ParseOptions::DEFAULT);
