@@ -227,6 +227,7 @@ fn floor(t: &Traffic) -> Sample {
 }
 
 /// (a) Each line to an owned `Value` (and dropped).
+#[inline(never)] // kept whole, so a profiler finds each pass by name
 fn parse(t: &Traffic) -> Sample {
     let mark = Mark::now();
     for line in t.lines() {
@@ -240,6 +241,7 @@ fn parse(t: &Traffic) -> Sample {
 
 /// (b) Each line as an endpoint decodes it (and dropped): the envelope checked and
 /// read, the payloads checked and left as slices of the line.
+#[inline(never)] // kept whole, so a profiler finds each pass by name
 fn decode_view(t: &Traffic) -> Sample {
     let mark = Mark::now();
     for line in t.lines() {
@@ -252,6 +254,7 @@ fn decode_view(t: &Traffic) -> Sample {
 }
 
 /// (b) Each line to an owned message, payloads built as `Value`s (and dropped).
+#[inline(never)] // kept whole, so a profiler finds each pass by name
 fn decode(t: &Traffic) -> Sample {
     let mark = Mark::now();
     for line in t.lines() {
@@ -264,6 +267,7 @@ fn decode(t: &Traffic) -> Sample {
 }
 
 /// (c) `json::write_value` of each value into one reused buffer.
+#[inline(never)] // kept whole, so a profiler finds each pass by name
 fn write_values(values: &[Value], out: &mut Vec<u8>) -> Sample {
     let mark = Mark::now();
     let mut bytes = 0;
@@ -276,6 +280,7 @@ fn write_values(values: &[Value], out: &mut Vec<u8>) -> Sample {
 }
 
 /// (c) `rpc::write_message` of each message into one reused buffer.
+#[inline(never)] // kept whole, so a profiler finds each pass by name
 fn write_messages(messages: &[Message], out: &mut Vec<u8>) -> Sample {
     let mark = Mark::now();
     let mut bytes = 0;
@@ -288,6 +293,7 @@ fn write_messages(messages: &[Message], out: &mut Vec<u8>) -> Sample {
 }
 
 /// (d) The stream framed from 64 KiB reads, each drained at once.
+#[inline(never)] // kept whole, so a profiler finds each pass by name
 fn frame(t: &Traffic) -> Sample {
     let mark = Mark::now();
     let mut decoder = LineDecoder::new();
@@ -477,6 +483,7 @@ impl Wire {
 }
 
 /// (e) Every call of `calls` through both endpoints.
+#[inline(never)] // kept whole, so a profiler finds each pass by name
 fn round_trips(calls: &[Call]) -> Sample {
     let (mut core, mut ext) = connected_pair();
     // Each call's input and result move into the endpoints: copies made before timing.
