@@ -61,6 +61,15 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// are kept: a decoder never holds more of one line than its limit allows.
 pub const KEPT_PREFIX_BYTES: usize = 4096;
 
+/// How many times larger the decoder's buffer gets when the stream outgrows it.
+///
+/// Each time the buffer grows, the allocator copies what it holds. A line of
+/// megabytes arriving in reads of 64 KiB outgrows it several times: growing
+/// 8-fold rather than doubling, a third as often (64 KiB, 512 KiB, 4 MiB
+/// rather than 64 KiB, 128 KiB, ... 4 MiB), and the bytes copied along the way
+/// add up to far less. The buffer then keeps its size for the lines after.
+const GROWTH: usize = 8;
+
 /// The UTF-8 byte-order mark, skipped at the very start of a stream.
 const BYTE_ORDER_MARK: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
@@ -485,7 +494,7 @@ impl LineDecoder {
         let line_len = old_len + bytes.len() - tail;
         let ends_with_cr = bytes.last() == Some(&b'\r');
         if line_len - usize::from(ends_with_cr) <= self.max_line_bytes {
-            self.buf.extend_from_slice(bytes);
+            self.store(bytes);
             self.tail = tail;
             return;
         }
@@ -496,7 +505,7 @@ impl LineDecoder {
         if kept_end <= old_len {
             self.buf.truncate(kept_end);
         } else {
-            self.buf.extend_from_slice(&bytes[..kept_end - old_len]);
+            self.store(&bytes[..kept_end - old_len]);
         }
         self.searched = self.searched.min(kept_end);
         self.tail = tail;
@@ -506,6 +515,21 @@ impl LineDecoder {
             len: line_len as u64,
             ends_with_cr,
         });
+    }
+
+    /// Copies stream bytes to the end of the buffer.
+    ///
+    /// A buffer too small for them grows [`GROWTH`]-fold, up to the line
+    /// limit, and at least doubles past it.
+    fn store(&mut self, bytes: &[u8]) {
+        let needed = self.buf.len() + bytes.len();
+        if needed > self.buf.capacity() {
+            let grown = self.buf.capacity().saturating_mul(GROWTH);
+            let target = grown.min(self.max_line_bytes).max(needed);
+            // `reserve` at least doubles the buffer, even past the line limit.
+            self.buf.reserve(target - self.buf.len());
+        }
+        self.buf.extend_from_slice(bytes);
     }
 
     /// Drops the bytes already handed out once they make up half of the buffer,
@@ -686,6 +710,7 @@ fn rfind_newline(hay: &[u8], scanned: &mut u64) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec;
 
     fn naive_find(hay: &[u8]) -> Option<usize> {
         hay.iter().position(|&b| b == b'\n')
@@ -693,6 +718,41 @@ mod tests {
 
     fn naive_rfind(hay: &[u8]) -> Option<usize> {
         hay.iter().rposition(|&b| b == b'\n')
+    }
+
+    /// Feeds `line` and its `\n` in reads of `chunk` bytes, taking the line out
+    /// at the end; returns the buffer's capacity after each read.
+    fn capacities(decoder: &mut LineDecoder, line: &[u8], chunk: usize) -> Vec<usize> {
+        let mut seen = Vec::new();
+        for piece in line.chunks(chunk) {
+            decoder.push(piece);
+            assert_eq!(decoder.next_frame(), None);
+            seen.push(decoder.buf.capacity());
+        }
+        decoder.push(b"\n");
+        assert_eq!(decoder.next_frame(), Some(Frame::Line(line)));
+        seen
+    }
+
+    #[test]
+    fn a_long_line_outgrows_the_buffer_only_a_few_times() {
+        let line = vec![b'A'; 3 << 20];
+        let mut decoder = LineDecoder::new();
+        let mut seen = capacities(&mut decoder, &line, 64 * 1024);
+        seen.dedup();
+        assert_eq!(seen, [64 << 10, 512 << 10, 4 << 20]);
+        // The next line fits: the buffer keeps its size.
+        let seen = capacities(&mut decoder, &line, 64 * 1024);
+        assert!(seen.iter().all(|&capacity| capacity == 4 << 20), "{seen:?}");
+    }
+
+    #[test]
+    fn the_buffer_grows_faster_only_up_to_the_line_limit() {
+        let line = vec![b'A'; 90_000];
+        let mut decoder = LineDecoder::with_max_line_bytes(100_000);
+        let seen = capacities(&mut decoder, &line, 64 * 1024);
+        // 64 KiB, then room for the two reads: no more than doubling.
+        assert_eq!(seen.last(), Some(&(128 << 10)));
     }
 
     #[test]
