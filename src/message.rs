@@ -403,22 +403,34 @@ fn read_list<'a, T>(r: &mut Reader<'a>, read: fn(&mut Reader<'a>) -> Read<T>) ->
     Ok(out)
 }
 
-/// Reads an object, giving each member to `member`, which reads its value and
-/// returns `true`, or returns `false` to have it skipped.
+/// Reads an object, giving each member named in `known` to `member`, which reads
+/// its value and returns `true`, or returns `false` to have it skipped; members with
+/// other names are skipped. Names are matched as bytes where they lie in the text.
 fn read_members<'a>(
     r: &mut Reader<'a>,
-    mut member: impl FnMut(&str, &mut Reader<'a>) -> Result<bool, json::Error>,
+    known: &[&'static str],
+    mut member: impl FnMut(&'static str, &mut Reader<'a>) -> Result<bool, json::Error>,
 ) -> Read<()> {
     if r.peek() != Some(b'{') {
         return mistyped(r, AN_OBJECT);
     }
     r.begin_object()?;
-    while let Some(name) = r.next_member_name()? {
-        if !member(&name, r)? {
+    while let Some(name) = r.next_member_as(|name| known_name(known, name))? {
+        let read = match name {
+            Some(name) => member(name, r)?,
+            None => false,
+        };
+        if !read {
             r.skip_value()?;
         }
     }
     Ok(Ok(()))
+}
+
+/// The name among `known` that `name` spells.
+#[inline]
+fn known_name(known: &[&'static str], name: &[u8]) -> Option<&'static str> {
+    known.iter().find(|k| k.as_bytes() == name).copied()
 }
 
 /// A member read as it came, the last one when repeated (as [`Object::get`] does).
@@ -499,33 +511,33 @@ impl<'a> ObjectWriter<'a> {
         ObjectWriter { out, empty: true }
     }
 
-    /// Writes the member's name; the caller writes its value into the buffer returned.
-    fn member(&mut self, name: &str) -> &mut Vec<u8> {
-        if !self.empty {
-            self.out.push(b',');
-        }
+    /// Writes the member's name, one of the protocol's own, which need no escape;
+    /// the caller writes its value into the buffer returned.
+    fn member(&mut self, name: &'static str) -> &mut Vec<u8> {
+        let comma: &[u8] = if self.empty { b"\"" } else { b",\"" };
         self.empty = false;
-        json::write_string(name, self.out);
-        self.out.push(b':');
+        self.out.extend_from_slice(comma);
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(b"\":");
         self.out
     }
 
-    fn string(&mut self, name: &str, value: &str) {
+    fn string(&mut self, name: &'static str, value: &str) {
         json::write_string(value, self.member(name));
     }
 
-    fn optional_string(&mut self, name: &str, value: Option<&str>) {
+    fn optional_string(&mut self, name: &'static str, value: Option<&str>) {
         if let Some(value) = value {
             self.string(name, value);
         }
     }
 
-    fn value(&mut self, name: &str, value: &Value) {
+    fn value(&mut self, name: &'static str, value: &Value) {
         json::write_value(value, self.member(name));
     }
 
     /// Writes the array member `name`, each element with `encode`.
-    fn list<T>(&mut self, name: &str, items: &[T], encode: fn(&T, &mut Vec<u8>)) {
+    fn list<T>(&mut self, name: &'static str, items: &[T], encode: fn(&T, &mut Vec<u8>)) {
         json::write_array(items, encode, self.member(name));
     }
 
@@ -544,6 +556,19 @@ macro_rules! value_conversions {
             /// building no tree but for the members that are JSON values themselves.
             pub fn from_raw(raw: RawValue<'_>) -> Result<$type, FieldError> {
                 read_whole(raw.reader(), $type::read)
+            }
+
+            #[doc = concat!("Reads ", $what, " from the JSON value at `reader`, which")]
+            /// moves past the whole value whether it fits or not: what
+            /// [`from_raw`](Self::from_raw) does, for a value inside a larger text
+            /// (such as a payload, read as [`rpc::decode_reading`] reaches it).
+            ///
+            /// The outer `Err` is text that is not JSON, the inner one a member that
+            /// does not fit.
+            pub fn read_from(
+                reader: &mut Reader<'_>,
+            ) -> Result<Result<$type, FieldError>, json::Error> {
+                $type::read(reader)
             }
 
             #[doc = concat!("Reads ", $what, " from a JSON value.")]
@@ -609,7 +634,7 @@ impl InitializeParams {
 
     fn read(r: &mut Reader<'_>) -> Read<InitializeParams> {
         let (mut version, mut cwd) = (Slot::new(), Slot::new());
-        let members = read_members(r, |name, r| match name {
+        let members = read_members(r, &["version", "cwd"], |name, r| match name {
             "version" => version.read(r, read_string),
             "cwd" => cwd.read(r, read_string),
             _ => Ok(false),
@@ -640,7 +665,7 @@ impl InitializeParams {
 impl InitializeResult {
     fn read(r: &mut Reader<'_>) -> Read<InitializeResult> {
         let (mut name, mut version, mut tools) = (Slot::new(), Slot::new(), Slot::new());
-        let members = read_members(r, |member, r| match member {
+        let members = read_members(r, &["name", "version", "tools"], |member, r| match member {
             "name" => name.read(r, read_string),
             "version" => version.read(r, read_string),
             "tools" => tools.read(r, read_tools),
@@ -725,12 +750,17 @@ impl Tool {
 
     fn read(r: &mut Reader<'_>) -> Read<Tool> {
         let (mut name, mut description, mut schema) = (Slot::new(), Slot::new(), Slot::new());
-        let members = read_members(r, |member, r| match member {
-            "name" => name.read(r, read_string),
-            "description" => description.read(r, read_optional_string),
-            "inputSchema" => schema.read(r, read_schema),
-            _ => Ok(false),
-        })?;
+        let members =
+            read_members(
+                r,
+                &["name", "description", "inputSchema"],
+                |member, r| match member {
+                    "name" => name.read(r, read_string),
+                    "description" => description.read(r, read_optional_string),
+                    "inputSchema" => schema.read(r, read_schema),
+                    _ => Ok(false),
+                },
+            )?;
         Ok(members.and_then(|()| {
             Ok(Tool {
                 name: name.required("name", A_STRING)?,
@@ -771,7 +801,7 @@ fn read_schema(r: &mut Reader<'_>) -> Read<Option<Value>> {
 impl ToolList {
     fn read(r: &mut Reader<'_>) -> Read<ToolList> {
         let mut tools = Slot::new();
-        let members = read_members(r, |name, r| match name {
+        let members = read_members(r, &["tools"], |name, r| match name {
             "tools" => tools.read(r, read_tools),
             _ => Ok(false),
         })?;
@@ -804,7 +834,7 @@ impl ExecuteParams {
 
     fn read(r: &mut Reader<'_>) -> Read<ExecuteParams> {
         let (mut tool_name, mut input) = (Slot::new(), Slot::new());
-        let members = read_members(r, |name, r| match name {
+        let members = read_members(r, &["toolName", "input"], |name, r| match name {
             "toolName" => tool_name.read(r, read_string),
             "input" => input.read(r, read_any),
             _ => Ok(false),
@@ -857,7 +887,7 @@ impl ToolResult {
 
     fn read(r: &mut Reader<'_>) -> Read<ToolResult> {
         let (mut content, mut is_error) = (Slot::new(), Slot::new());
-        let members = read_members(r, |name, r| match name {
+        let members = read_members(r, &["content", "isError"], |name, r| match name {
             "content" => content.read(r, |r| read_list(r, Content::read)),
             "isError" => is_error.read(r, read_flag),
             _ => Ok(false),
@@ -911,14 +941,15 @@ impl Content {
         let start = r.offset();
         let mut item = Item::default();
         r.begin_object()?;
-        while let Some(name) = r.next_member_name()? {
-            let slot = match &*name {
-                "type" => &mut item.kind,
-                "text" => &mut item.text,
-                "data" => &mut item.data,
-                "mimeType" => &mut item.mime_type,
-                "path" => &mut item.path,
-                "size" => &mut item.size,
+        let known = ["type", "text", "data", "mimeType", "path", "size"];
+        while let Some(name) = r.next_member_as(|name| known_name(&known, name))? {
+            let slot = match name {
+                Some("type") => &mut item.kind,
+                Some("text") => &mut item.text,
+                Some("data") => &mut item.data,
+                Some("mimeType") => &mut item.mime_type,
+                Some("path") => &mut item.path,
+                Some("size") => &mut item.size,
                 _ => {
                     r.skip_value()?;
                     continue;
@@ -1123,7 +1154,7 @@ impl Progress {
 
     fn read(r: &mut Reader<'_>) -> Read<Progress> {
         let (mut message, mut id) = (Slot::new(), Slot::new());
-        let members = read_members(r, |name, r| match name {
+        let members = read_members(r, &["message", "id"], |name, r| match name {
             "message" => message.read(r, read_string),
             "id" => id.read(r, read_id),
             _ => Ok(false),

@@ -149,7 +149,7 @@ pub fn validate(schema: &Value, instance: &Value) -> Result<(), SchemaError> {
 
 /// One step of a path: a member name or an array index.
 enum Step<'a> {
-    Member(&'a str),
+    Member(&'a Str),
     Element(usize),
 }
 
@@ -244,7 +244,7 @@ enum Child<'a> {
     /// Check this value against this schema.
     Check(Step<'a>, &'a Value, &'a Value),
     /// This member is not allowed (`additionalProperties: false`).
-    Unexpected(&'a str),
+    Unexpected(&'a Str),
 }
 
 impl<'a> Frame<'a> {
@@ -275,12 +275,68 @@ impl<'a> Frame<'a> {
     }
 }
 
+/// The keywords of one schema that the validator applies, gathered in one pass over
+/// its members; the last of a repeated name counts, as [`Object::get`] has it.
+#[derive(Default)]
+struct Keywords<'a> {
+    type_names: Option<&'a Value>,
+    allowed: Option<&'a Value>,
+    constant: Option<&'a Value>,
+    minimum: Option<&'a Value>,
+    maximum: Option<&'a Value>,
+    exclusive_minimum: Option<&'a Value>,
+    exclusive_maximum: Option<&'a Value>,
+    min_length: Option<&'a Value>,
+    max_length: Option<&'a Value>,
+    min_items: Option<&'a Value>,
+    max_items: Option<&'a Value>,
+    items: Option<&'a Value>,
+    prefix_items: Option<&'a Value>,
+    additional_items: Option<&'a Value>,
+    properties: Option<&'a Value>,
+    required: Option<&'a Value>,
+    additional_properties: Option<&'a Value>,
+    pattern_properties: Option<&'a Value>,
+}
+
+impl<'a> Keywords<'a> {
+    #[inline(always)]
+    fn of(schema: &'a Object) -> Keywords<'a> {
+        let mut k = Keywords::default();
+        for (name, value) in schema.iter() {
+            let slot = match name.as_bytes() {
+                b"type" => &mut k.type_names,
+                b"enum" => &mut k.allowed,
+                b"const" => &mut k.constant,
+                b"minimum" => &mut k.minimum,
+                b"maximum" => &mut k.maximum,
+                b"exclusiveMinimum" => &mut k.exclusive_minimum,
+                b"exclusiveMaximum" => &mut k.exclusive_maximum,
+                b"minLength" => &mut k.min_length,
+                b"maxLength" => &mut k.max_length,
+                b"minItems" => &mut k.min_items,
+                b"maxItems" => &mut k.max_items,
+                b"items" => &mut k.items,
+                b"prefixItems" => &mut k.prefix_items,
+                b"additionalItems" => &mut k.additional_items,
+                b"properties" => &mut k.properties,
+                b"required" => &mut k.required,
+                b"additionalProperties" => &mut k.additional_properties,
+                b"patternProperties" => &mut k.pattern_properties,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        k
+    }
+}
+
 impl<'a> Validator<'a> {
     /// Checks the keywords of `schema` that apply to `instance` itself, and, when its
     /// elements or members have schemas to check, pushes a [`Frame`] for them.
     fn visit(&mut self, schema: &'a Value, instance: &'a Value) -> Result<(), SchemaError> {
         let keywords = match schema {
-            Value::Object(keywords) => keywords,
+            Value::Object(keywords) => Keywords::of(keywords),
             Value::Bool(false) => return Err(self.fail(format_args!("Value not allowed"))),
             _ => return Ok(()),
         };
@@ -289,20 +345,20 @@ impl<'a> Validator<'a> {
                 "Input nested more than {MAX_DEPTH} levels deep"
             )));
         }
-        self.check_type(keywords, instance)?;
-        self.check_enum(keywords, instance)?;
-        self.check_const(keywords, instance)?;
+        self.check_type(&keywords, instance)?;
+        self.check_enum(&keywords, instance)?;
+        self.check_const(&keywords, instance)?;
         match instance {
-            Value::Number(n) => self.check_bounds(keywords, n),
-            Value::String(s) => self.check_length(keywords, s),
-            Value::Array(elements) => self.check_array(keywords, elements),
-            Value::Object(members) => self.check_object(keywords, members),
+            Value::Number(n) => self.check_bounds(&keywords, n),
+            Value::String(s) => self.check_length(&keywords, s),
+            Value::Array(elements) => self.check_array(&keywords, elements),
+            Value::Object(members) => self.check_object(&keywords, members),
             Value::Null | Value::Bool(_) => Ok(()),
         }
     }
 
-    fn check_type(&self, keywords: &Object, instance: &Value) -> Result<(), SchemaError> {
-        let names: &[Value] = match keywords.get("type") {
+    fn check_type(&self, keywords: &Keywords<'_>, instance: &Value) -> Result<(), SchemaError> {
+        let names: &[Value] = match keywords.type_names {
             Some(name @ Value::String(_)) => core::slice::from_ref(name),
             Some(Value::Array(names)) if !names.is_empty() => names,
             _ => return Ok(()),
@@ -335,8 +391,8 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn check_enum(&self, keywords: &Object, instance: &Value) -> Result<(), SchemaError> {
-        let Some(Value::Array(allowed)) = keywords.get("enum") else {
+    fn check_enum(&self, keywords: &Keywords<'_>, instance: &Value) -> Result<(), SchemaError> {
+        let Some(Value::Array(allowed)) = keywords.allowed else {
             return Ok(());
         };
         if allowed.iter().any(|a| json_equal(a, instance)) {
@@ -354,8 +410,8 @@ impl<'a> Validator<'a> {
         )))
     }
 
-    fn check_const(&self, keywords: &Object, instance: &Value) -> Result<(), SchemaError> {
-        match keywords.get("const") {
+    fn check_const(&self, keywords: &Keywords<'_>, instance: &Value) -> Result<(), SchemaError> {
+        match keywords.constant {
             Some(expected) if !json_equal(expected, instance) => Err(self.fail(format_args!(
                 "Expected {}, found {}",
                 Preview(expected),
@@ -365,25 +421,25 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn check_bounds(&self, keywords: &Object, n: &Number) -> Result<(), SchemaError> {
-        let number = |name| keywords.get(name).and_then(Value::as_number);
-        let flag = |name| keywords.get(name).and_then(Value::as_bool).unwrap_or(false);
+    fn check_bounds(&self, keywords: &Keywords<'a>, n: &'a Number) -> Result<(), SchemaError> {
+        let number = |keyword: Option<&'a Value>| keyword.and_then(Value::as_number);
+        let flag = |keyword: Option<&'a Value>| keyword.and_then(Value::as_bool).unwrap_or(false);
         // Draft 4 writes exclusivity as a boolean beside `minimum`/`maximum`.
-        let lower = if flag("exclusiveMinimum") {
+        let lower = if flag(keywords.exclusive_minimum) {
             Bound::Above
         } else {
             Bound::AtLeast
         };
-        let upper = if flag("exclusiveMaximum") {
+        let upper = if flag(keywords.exclusive_maximum) {
             Bound::Below
         } else {
             Bound::AtMost
         };
         let bounds = [
-            (number("minimum"), lower),
-            (number("exclusiveMinimum"), Bound::Above),
-            (number("maximum"), upper),
-            (number("exclusiveMaximum"), Bound::Below),
+            (number(keywords.minimum), lower),
+            (number(keywords.exclusive_minimum), Bound::Above),
+            (number(keywords.maximum), upper),
+            (number(keywords.exclusive_maximum), Bound::Below),
         ];
         for (limit, bound) in bounds {
             let Some(limit) = limit else { continue };
@@ -399,24 +455,26 @@ impl<'a> Validator<'a> {
         Ok(())
     }
 
-    fn check_length(&self, keywords: &Object, s: &Str) -> Result<(), SchemaError> {
+    fn check_length(&self, keywords: &Keywords<'_>, s: &Str) -> Result<(), SchemaError> {
+        if keywords.min_length.is_none() && keywords.max_length.is_none() {
+            return Ok(());
+        }
         // Characters are the bytes that do not continue a UTF-8 sequence; counted
         // from the bytes, as the text needs no second check.
         let characters = s.as_bytes().iter().filter(|&&b| b & 0xC0 != 0x80).count();
-        self.check_count(keywords, "minLength", "maxLength", "character", characters)
+        let limits = (keywords.min_length, keywords.max_length);
+        self.check_count(limits, "character", characters)
     }
 
-    /// Checks a count against a pair of `min…`/`max…` keywords.
+    /// Checks a count against the values of a pair of `min…`/`max…` keywords.
     fn check_count(
         &self,
-        keywords: &Object,
-        min: &str,
-        max: &str,
+        (min, max): (Option<&Value>, Option<&Value>),
         unit: &str,
         count: usize,
     ) -> Result<(), SchemaError> {
         let count = count as u64;
-        let limit = |name| keywords.get(name).and_then(Value::as_u64);
+        let limit = |keyword: Option<&Value>| keyword.and_then(Value::as_u64);
         let plural = |n: u64| if n == 1 { "" } else { "s" };
         if let Some(min) = limit(min).filter(|&min| count < min) {
             return Err(self.fail(format_args!(
@@ -435,14 +493,15 @@ impl<'a> Validator<'a> {
 
     fn check_array(
         &mut self,
-        keywords: &'a Object,
+        keywords: &Keywords<'a>,
         elements: &'a [Value],
     ) -> Result<(), SchemaError> {
-        self.check_count(keywords, "minItems", "maxItems", "item", elements.len())?;
+        let limits = (keywords.min_items, keywords.max_items);
+        self.check_count(limits, "item", elements.len())?;
         let (by_position, rest): (&[Value], Option<&Value>) =
-            match (keywords.get("prefixItems"), keywords.get("items")) {
+            match (keywords.prefix_items, keywords.items) {
                 (Some(Value::Array(prefix)), rest) => (prefix, rest),
-                (_, Some(Value::Array(tuple))) => (tuple, keywords.get("additionalItems")),
+                (_, Some(Value::Array(tuple))) => (tuple, keywords.additional_items),
                 (_, rest) => (&[], rest),
             };
         if !elements.is_empty() && (!by_position.is_empty() || rest.is_some()) {
@@ -458,10 +517,10 @@ impl<'a> Validator<'a> {
 
     fn check_object(
         &mut self,
-        keywords: &'a Object,
+        keywords: &Keywords<'a>,
         members: &'a Object,
     ) -> Result<(), SchemaError> {
-        if let Some(Value::Array(required)) = keywords.get("required") {
+        if let Some(Value::Array(required)) = keywords.required {
             let names = required.iter().filter_map(|name| match name {
                 Value::String(name) => Some(name),
                 _ => None,
@@ -472,10 +531,10 @@ impl<'a> Validator<'a> {
                 }
             }
         }
-        let properties = keywords.get("properties").and_then(Value::as_object);
-        let additional = match keywords.get("patternProperties") {
+        let properties = keywords.properties.and_then(Value::as_object);
+        let additional = match keywords.pattern_properties {
             Some(Value::Object(patterns)) if !patterns.is_empty() => None,
-            _ => keywords.get("additionalProperties"),
+            _ => keywords.additional_properties,
         };
         if !members.is_empty() && (properties.is_some() || additional.is_some()) {
             let members = members.iter();
@@ -487,7 +546,6 @@ impl<'a> Validator<'a> {
         }
         Ok(())
     }
-
     /// An error about the member `name` of the object being checked: a parameter at
     /// the root, a property deeper.
     fn fail_member(&self, what: &str, name: &str) -> SchemaError {
@@ -505,7 +563,7 @@ impl<'a> Validator<'a> {
         let mut path = String::from("$");
         for step in self.path.iter() {
             let _ = match step {
-                Step::Member(name) if is_identifier(name) => write!(path, ".{name}"),
+                Step::Member(name) if is_identifier(name) => write!(path, ".{}", name.as_str()),
                 Step::Member(name) => write!(path, "[{}]", Quoted(name, usize::MAX)),
                 Step::Element(index) => write!(path, "[{index}]"),
             };
@@ -603,7 +661,13 @@ impl JsonType {
     fn accepts(self, value: &Value) -> bool {
         match (self, value) {
             (JsonType::Integer, Value::Number(n)) => Decimal::of(n).is_integral(),
-            _ => self.name() == value.type_name(),
+            (JsonType::Null, Value::Null)
+            | (JsonType::Boolean, Value::Bool(_))
+            | (JsonType::Object, Value::Object(_))
+            | (JsonType::Array, Value::Array(_))
+            | (JsonType::Number, Value::Number(_))
+            | (JsonType::String, Value::String(_)) => true,
+            _ => false,
         }
     }
 }

@@ -11,7 +11,8 @@ use crate::message::{
     method,
 };
 use crate::rpc::{
-    self, DecodeError, ErrorCode, ErrorObject, Id, IncomingView, MessageView, RequestView,
+    self, DecodeError, ErrorCode, ErrorObject, Id, IncomingView, MessageRead, MessageView,
+    PayloadOf, RequestView,
 };
 
 impl Extension {
@@ -27,18 +28,13 @@ impl Extension {
 
     fn handle_frame(&mut self, frame: Frame<'_>) {
         match frame {
-            Frame::Line(line) => match rpc::decode_view(line) {
-                IncomingView::Single(entry) => self.handle_entry(Route::Line, entry),
-                IncomingView::Batch(entries) => {
-                    let batch = self.batches.open();
-                    for entry in entries {
-                        self.handle_entry(Route::Batch(batch), entry);
-                    }
-                    if let Some(replies) = self.batches.seal(batch) {
-                        self.write_batch(&replies);
-                    }
+            Frame::Line(line) if self.initialized && !self.shutting_down => {
+                match read_execute(line) {
+                    Some((id, params)) => self.execute(Route::Line, id, params),
+                    None => self.handle_line(line),
                 }
-            },
+            }
+            Frame::Line(line) => self.handle_line(line),
             Frame::TooLong { prefix, len } => {
                 let id = request_id_in_prefix(prefix);
                 if let Some(id) = &id {
@@ -54,6 +50,22 @@ impl Extension {
                 self.report(PeerError::TooLong { len, id });
             }
             Frame::Truncated { len, .. } => self.report(PeerError::Truncated { len }),
+        }
+    }
+
+    /// Decodes a line and handles each of its messages.
+    fn handle_line(&mut self, line: &[u8]) {
+        match rpc::decode_view(line) {
+            IncomingView::Single(entry) => self.handle_entry(Route::Line, entry),
+            IncomingView::Batch(entries) => {
+                let batch = self.batches.open();
+                for entry in entries {
+                    self.handle_entry(Route::Batch(batch), entry);
+                }
+                if let Some(replies) = self.batches.seal(batch) {
+                    self.write_batch(&replies);
+                }
+            }
         }
     }
 
@@ -107,7 +119,10 @@ impl Extension {
                 };
                 self.reply_result(route, id, tools.into_value());
             }
-            method::TOOLS_EXECUTE => self.execute(route, id, params),
+            method::TOOLS_EXECUTE => {
+                let params = ExecuteParams::from_raw(params.unwrap_or(RawValue::NULL));
+                self.execute(route, id, params);
+            }
             // `progress` is defined, but only from the extension to the Core.
             method::PROGRESS => self.method_not_found(route, id, &method),
             _ if self.config.custom_methods => {
@@ -154,12 +169,12 @@ impl Extension {
         }
     }
 
-    fn execute(&mut self, route: Route, id: Id, params: Option<RawValue<'_>>) {
-        let ExecuteParams { tool_name, input } =
-            match ExecuteParams::from_raw(params.unwrap_or(RawValue::NULL)) {
-                Ok(params) => params,
-                Err(e) => return self.reply_error(route, id, invalid_params(&e)),
-            };
+    /// A `tools/execute` request, its params read.
+    fn execute(&mut self, route: Route, id: Id, params: Result<ExecuteParams, FieldError>) {
+        let ExecuteParams { tool_name, input } = match params {
+            Ok(params) => params,
+            Err(e) => return self.reply_error(route, id, invalid_params(&e)),
+        };
         let Some(tool) = self.registry.find(&tool_name) else {
             let error = ErrorObject::new(
                 ErrorCode::InvalidParams,
@@ -203,6 +218,22 @@ impl Extension {
 
     fn report(&mut self, error: PeerError) {
         self.events.push_back(Event::Protocol(error));
+    }
+}
+
+/// A line holding one `tools/execute` request, its id and its params read in one pass
+/// ([`rpc::decode_reading`]); `None` for any other line.
+fn read_execute(line: &[u8]) -> Option<(Id, Result<ExecuteParams, FieldError>)> {
+    let read = rpc::decode_reading(line, |of, reader| match of {
+        PayloadOf::Params {
+            id: Some(_),
+            method: method::TOOLS_EXECUTE,
+        } => ExecuteParams::read_from(reader).ok(),
+        _ => None,
+    });
+    match read {
+        Some(MessageRead::Request { id, params, .. }) => Some((id, params)),
+        _ => None,
     }
 }
 

@@ -2,19 +2,20 @@
 //! notifications become events, requests are answered `-32601`, and everything else
 //! is reported and skipped.
 
+use alloc::borrow::Cow;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::ops::Range;
 
 use super::Core;
-use super::calls::{CallKind, EndReason, Match};
+use super::calls::{CallId, CallKind, EndReason, Match};
 use super::events::{CallError, Event, Excerpt, PeerError, Reply};
 use crate::frame::{self, Frame};
 use crate::json::{ParseOptions, RawValue, Reader};
-use crate::message::{InitializeResult, Progress, ToolList, ToolResult, method};
+use crate::message::{FieldError, InitializeResult, Progress, ToolList, ToolResult, method};
 use crate::rpc::{
-    self, DecodeError, ErrorCode, ErrorObject, ErrorView, Id, IncomingView, MessageView,
-    NotificationView, RequestView, Response, ResponseView,
+    self, DecodeError, ErrorCode, ErrorObject, ErrorView, Id, IncomingView, MessageRead,
+    MessageView, NotificationView, PayloadOf, RequestView, Response, ResponseView,
 };
 
 /// A batch line whose entries are handled one per step: a copy of the line, and
@@ -73,16 +74,9 @@ impl Core {
 
     fn handle_frame(&mut self, frame: Frame<'_>) {
         match frame {
-            Frame::Line(bytes) => match rpc::decode_view(bytes) {
-                IncomingView::Single(Err(error)) if error.is_parse_error() => {
-                    let line = Excerpt::of(bytes, length(bytes.len()));
-                    self.report(PeerError::NotJson { line, error });
-                }
-                IncomingView::Single(entry) => self.handle_entry(entry, false),
-                IncomingView::Batch(entries) => {
-                    self.batch.open(bytes, entries);
-                    self.handle_next_batch_entry();
-                }
+            Frame::Line(bytes) => match self.read_line(bytes) {
+                Some(read) => self.handle_read(read),
+                None => self.handle_line(bytes),
             },
             Frame::TooLong { prefix, len } => {
                 let id = response_id(prefix);
@@ -91,6 +85,71 @@ impl Core {
             Frame::Truncated { prefix, len } => self.report(PeerError::Truncated {
                 line: Excerpt::of(prefix, length(len)),
             }),
+        }
+    }
+
+    /// A line holding one `tools/execute` result or one `progress` notification, read
+    /// in one pass ([`rpc::decode_reading`]): the result straight into the reply its
+    /// call waits for. `None` for any other line.
+    fn read_line<'a>(&self, bytes: &'a [u8]) -> Option<MessageRead<'a, Read>> {
+        rpc::decode_reading(bytes, |of, reader| match of {
+            PayloadOf::Result { id } => match self.calls.lookup(id) {
+                Match::InFlight(call, CallKind::Execute) => {
+                    let result = ToolResult::read_from(reader).ok()?;
+                    Some(Read::Executed(call, result))
+                }
+                _ => None,
+            },
+            PayloadOf::Params {
+                id: None,
+                method: method::PROGRESS,
+            } => Progress::read_from(reader).ok().map(Read::Progress),
+            _ => None,
+        })
+    }
+
+    /// Handles a message [`read_line`](Core::read_line) read.
+    fn handle_read(&mut self, read: MessageRead<'_, Read>) {
+        match read {
+            MessageRead::Response {
+                result: Read::Executed(call, result),
+                ..
+            } => {
+                let result = result.map(Reply::Executed);
+                let result = result.map_err(CallError::InvalidResult);
+                self.end_call(call, result, Some(EndReason::Answered));
+            }
+            MessageRead::Notification {
+                method,
+                params: Read::Progress(progress),
+            } => self.handle_progress_params(method, progress),
+            // `progress` sent as a request, its id after its params.
+            MessageRead::Request { id, method, .. } => {
+                let request = RequestView {
+                    id,
+                    method,
+                    params: None,
+                };
+                self.handle_request(request, false);
+            }
+            // The reader reads results only from responses, params only from
+            // requests and notifications.
+            MessageRead::Response { .. } | MessageRead::Notification { .. } => {}
+        }
+    }
+
+    /// Decodes a line and handles each of its messages.
+    fn handle_line(&mut self, bytes: &[u8]) {
+        match rpc::decode_view(bytes) {
+            IncomingView::Single(Err(error)) if error.is_parse_error() => {
+                let line = Excerpt::of(bytes, length(bytes.len()));
+                self.report(PeerError::NotJson { line, error });
+            }
+            IncomingView::Single(entry) => self.handle_entry(entry, false),
+            IncomingView::Batch(entries) => {
+                self.batch.open(bytes, entries);
+                self.handle_next_batch_entry();
+            }
         }
     }
 
@@ -192,13 +251,10 @@ impl Core {
         let NotificationView { method, params } = notification;
         let params_or_null = params.unwrap_or(RawValue::NULL);
         match &*method {
-            method::PROGRESS => match Progress::from_raw(params_or_null) {
-                Ok(progress) => self.handle_progress(progress),
-                Err(error) => self.report(PeerError::InvalidParams {
-                    method: method.into_owned(),
-                    error,
-                }),
-            },
+            method::PROGRESS => {
+                let progress = Progress::from_raw(params_or_null);
+                self.handle_progress_params(method, progress);
+            }
             method::TOOLS_LIST => match ToolList::from_raw(params_or_null) {
                 Ok(list) => {
                     self.tools = list.tools.clone();
@@ -213,6 +269,21 @@ impl Core {
             _ => self.events.push_back(Event::Notification {
                 method: method.into_owned(),
                 params: params.map(|params| params.parse()),
+            }),
+        }
+    }
+
+    /// `progress` params, read: handled, or reported when they do not fit.
+    fn handle_progress_params(
+        &mut self,
+        method: Cow<'_, str>,
+        progress: Result<Progress, FieldError>,
+    ) {
+        match progress {
+            Ok(progress) => self.handle_progress(progress),
+            Err(error) => self.report(PeerError::InvalidParams {
+                method: method.into_owned(),
+                error,
             }),
         }
     }
@@ -263,6 +334,14 @@ impl Core {
     fn report(&mut self, error: PeerError) {
         self.events.push_back(Event::Protocol(error));
     }
+}
+
+/// What [`Core::read_line`] reads from a payload.
+pub(super) enum Read {
+    /// The result of the `tools/execute` call in flight it answers.
+    Executed(CallId, Result<ToolResult, FieldError>),
+    /// `progress` params.
+    Progress(Result<Progress, FieldError>),
 }
 
 fn length(len: impl TryInto<u64>) -> u64 {

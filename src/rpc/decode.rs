@@ -10,6 +10,7 @@
 
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
+use core::convert::Infallible;
 
 use super::error::{DecodeError, DecodeErrorKind};
 use super::types::{ErrorCode, ErrorObject, Id, Message, Notification, Request, Response};
@@ -39,7 +40,7 @@ pub fn decode(line: &[u8]) -> Incoming {
 ///
 /// Never panics; every failure is a [`DecodeError`] inside the returned [`Incoming`].
 pub fn decode_with(line: &[u8], options: &ParseOptions) -> Incoming {
-    decode_line::<Owned>(line, options)
+    decode_line(Owned, line, options)
 }
 
 /// Decodes one line (without its newline) with the default [`ParseOptions`], into
@@ -68,7 +69,96 @@ pub fn decode_view(line: &[u8]) -> IncomingView<'_> {
 /// [`decode_view`] with the given JSON limits; the payloads keep them, so
 /// [`RawValue::parse`] and [`RawValue::reader`] read them under the same limits.
 pub fn decode_view_with<'a>(line: &'a [u8], options: &ParseOptions) -> IncomingView<'a> {
-    decode_line::<Borrowed>(line, options)
+    decode_line(Borrowed, line, options)
+}
+
+/// Which payload [`decode_reading`] offers its reader, with what the envelope said
+/// before it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum PayloadOf<'h> {
+    /// The `params` of a request (`id` present) or a notification (`id` not seen
+    /// yet: it may still come after the params).
+    Params {
+        /// The id, when it came before the params.
+        id: Option<&'h Id>,
+        /// The method, which came before the params.
+        method: &'h str,
+    },
+    /// The `result` of a response.
+    Result {
+        /// The response's id, which came before the result.
+        id: &'h Id,
+    },
+}
+
+/// A message whose payload [`decode_reading`]'s reader read during the pass.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MessageRead<'a, T> {
+    /// A request and its params.
+    Request {
+        /// The id.
+        id: Id,
+        /// The method, borrowed from the line when it holds no escape.
+        method: Cow<'a, str>,
+        /// What the reader made of the params.
+        params: T,
+    },
+    /// A notification and its params.
+    Notification {
+        /// The method, borrowed from the line when it holds no escape.
+        method: Cow<'a, str>,
+        /// What the reader made of the params.
+        params: T,
+    },
+    /// A response and its result.
+    Response {
+        /// The id.
+        id: Id,
+        /// What the reader made of the result.
+        result: T,
+    },
+}
+
+/// Decodes a line holding one valid message with a payload, the payload read by
+/// `read` as the pass reaches it: one pass over the line, where [`decode_view`]
+/// followed by reading its [`RawValue`] takes two.
+///
+/// `read` is given each payload with what the envelope said before it: `params`
+/// only once the `method` was read, a `result` only once the `id` was. It reads
+/// the whole value and returns what it made of it, or declines with `None`.
+///
+/// `None` for every other line: a batch, a line that is not JSON or breaks a
+/// JSON-RPC rule, a message without a payload, an error response, a payload that
+/// comes before the members `read` needs, or one it declined. Such a line is for
+/// [`decode_view`], which describes it exactly; so is a line `read` found fault
+/// with. `Some` only when the whole line was checked exactly as `decode_view` checks
+/// it, and found valid.
+///
+/// ```
+/// use dhara_protocol::rpc::{self, Id, MessageRead, PayloadOf};
+///
+/// let line = br#"{"jsonrpc":"2.0","id":7,"method":"sum","params":[1,2]}"#;
+/// let read = rpc::decode_reading(line, |of, reader| match of {
+///     PayloadOf::Params { method: "sum", .. } => reader.read_value().ok(),
+///     _ => None,
+/// });
+/// let Some(MessageRead::Request { id, params, .. }) = read else {
+///     panic!("a request read in one pass");
+/// };
+/// assert_eq!((id, params.to_string()), (Id::from(7u64), String::from("[1,2]")));
+/// ```
+pub fn decode_reading<'a, T>(
+    line: &'a [u8],
+    read: impl FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
+) -> Option<MessageRead<'a, T>> {
+    let mut reader = Reader::new(line, &ParseOptions::DEFAULT);
+    if reader.peek() != Some(b'{') {
+        return None;
+    }
+    let entry = read_entry(&mut Reading(read), &mut reader).ok()?.ok()?;
+    reader.finish().ok()?;
+    entry.ok().flatten()
 }
 
 /// The `error` member's parts, with the data in the form being decoded.
@@ -79,18 +169,20 @@ struct ErrorParts<'a, P> {
 }
 
 /// How the payloads are taken, and the messages put together: the one difference
-/// between [`decode`] and [`decode_view`].
+/// between [`decode`], [`decode_view`] and [`decode_reading`].
 trait Form<'a> {
     /// What `params`, `result` and `error.data` become.
     type Payload;
     /// What a valid entry becomes.
     type Message;
-    /// What a line becomes.
-    type Incoming;
-    fn single(entry: Result<Self::Message, DecodeError>) -> Self::Incoming;
-    fn batch(entries: Vec<Result<Self::Message, DecodeError>>) -> Self::Incoming;
-    /// Reads one payload.
-    fn payload(reader: &mut Reader<'a>) -> Result<Self::Payload, json::Error>;
+    /// Why a payload may be left unread, ending the pass ([`Infallible`]: never).
+    type Declined;
+    /// Reads one payload, told what it is when the envelope is far enough along.
+    fn payload(
+        &mut self,
+        of: Option<PayloadOf<'_>>,
+        reader: &mut Reader<'a>,
+    ) -> Result<Result<Self::Payload, Self::Declined>, json::Error>;
     fn request(id: Id, method: Cow<'a, str>, params: Option<Self::Payload>) -> Self::Message;
     fn notification(method: Cow<'a, str>, params: Option<Self::Payload>) -> Self::Message;
     fn response(
@@ -99,12 +191,18 @@ trait Form<'a> {
     ) -> Self::Message;
 }
 
+/// What a whole line becomes, a single message or a batch: for the forms that read
+/// every line.
+trait Line<'a>: Form<'a, Declined = Infallible> {
+    type Incoming;
+    fn single(entry: Result<Self::Message, DecodeError>) -> Self::Incoming;
+    fn batch(entries: Vec<Result<Self::Message, DecodeError>>) -> Self::Incoming;
+}
+
 /// Owned messages: payloads built as [`Value`]s.
 struct Owned;
 
-impl<'a> Form<'a> for Owned {
-    type Payload = Value;
-    type Message = Message;
+impl<'a> Line<'a> for Owned {
     type Incoming = Incoming;
 
     fn single(entry: Result<Message, DecodeError>) -> Incoming {
@@ -114,9 +212,19 @@ impl<'a> Form<'a> for Owned {
     fn batch(entries: Vec<Result<Message, DecodeError>>) -> Incoming {
         Incoming::Batch(entries)
     }
+}
 
-    fn payload(reader: &mut Reader<'a>) -> Result<Value, json::Error> {
-        reader.read_value()
+impl<'a> Form<'a> for Owned {
+    type Payload = Value;
+    type Message = Message;
+    type Declined = Infallible;
+
+    fn payload(
+        &mut self,
+        _: Option<PayloadOf<'_>>,
+        reader: &mut Reader<'a>,
+    ) -> Result<Result<Value, Infallible>, json::Error> {
+        reader.read_value().map(Ok)
     }
 
     fn request(id: Id, method: Cow<'a, str>, params: Option<Value>) -> Message {
@@ -142,9 +250,7 @@ impl<'a> Form<'a> for Owned {
 /// Borrowed messages: payloads left as [`RawValue`]s.
 struct Borrowed;
 
-impl<'a> Form<'a> for Borrowed {
-    type Payload = RawValue<'a>;
-    type Message = MessageView<'a>;
+impl<'a> Line<'a> for Borrowed {
     type Incoming = IncomingView<'a>;
 
     fn single(entry: Result<MessageView<'a>, DecodeError>) -> IncomingView<'a> {
@@ -154,9 +260,20 @@ impl<'a> Form<'a> for Borrowed {
     fn batch(entries: Vec<Result<MessageView<'a>, DecodeError>>) -> IncomingView<'a> {
         IncomingView::Batch(entries)
     }
+}
 
-    fn payload(reader: &mut Reader<'a>) -> Result<RawValue<'a>, json::Error> {
-        reader.read_raw()
+impl<'a> Form<'a> for Borrowed {
+    type Payload = RawValue<'a>;
+    type Message = MessageView<'a>;
+    type Declined = Infallible;
+
+    #[inline]
+    fn payload(
+        &mut self,
+        _: Option<PayloadOf<'_>>,
+        reader: &mut Reader<'a>,
+    ) -> Result<Result<RawValue<'a>, Infallible>, json::Error> {
+        reader.read_raw().map(Ok)
     }
 
     fn request(id: Id, method: Cow<'a, str>, params: Option<RawValue<'a>>) -> MessageView<'a> {
@@ -180,22 +297,66 @@ impl<'a> Form<'a> for Borrowed {
     }
 }
 
+/// Payloads read by the caller's reader, as [`decode_reading`] does it.
+struct Reading<R>(R);
+
+impl<'a, T, R> Form<'a> for Reading<R>
+where
+    R: FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
+{
+    type Payload = T;
+    /// `None` for a message without a payload the reader read.
+    type Message = Option<MessageRead<'a, T>>;
+    type Declined = ();
+
+    #[inline]
+    fn payload(
+        &mut self,
+        of: Option<PayloadOf<'_>>,
+        reader: &mut Reader<'a>,
+    ) -> Result<Result<T, ()>, json::Error> {
+        Ok(of.and_then(|of| (self.0)(of, reader)).ok_or(()))
+    }
+
+    fn request(id: Id, method: Cow<'a, str>, params: Option<T>) -> Self::Message {
+        params.map(|params| MessageRead::Request { id, method, params })
+    }
+
+    fn notification(method: Cow<'a, str>, params: Option<T>) -> Self::Message {
+        params.map(|params| MessageRead::Notification { method, params })
+    }
+
+    fn response(id: Id, outcome: Result<T, ErrorParts<'a, T>>) -> Self::Message {
+        outcome
+            .ok()
+            .map(|result| MessageRead::Response { id, result })
+    }
+}
+
 /// Decodes a line in form `F`.
-fn decode_line<'a, F: Form<'a>>(line: &'a [u8], options: &ParseOptions) -> F::Incoming {
+fn decode_line<'a, F: Line<'a>>(
+    mut form: F,
+    line: &'a [u8],
+    options: &ParseOptions,
+) -> F::Incoming {
     let mut reader = Reader::new(line, options);
-    match read_line::<F>(&mut reader) {
+    match read_line(&mut form, &mut reader) {
         Ok(line) => line,
         Err(e) => F::single(Err(DecodeError::new(DecodeErrorKind::Json(e), None, false))),
     }
 }
 
 /// Decodes a line; any JSON error (the outer `Err`) fails the whole line.
-fn read_line<'a, F: Form<'a>>(reader: &mut Reader<'a>) -> Result<F::Incoming, json::Error> {
+fn read_line<'a, F: Line<'a>>(
+    form: &mut F,
+    reader: &mut Reader<'a>,
+) -> Result<F::Incoming, json::Error> {
     let line = if reader.peek() == Some(b'[') {
         reader.begin_array()?;
         let mut entries = Vec::new();
         while reader.next_element()? {
-            entries.push(read_entry::<F>(reader)?);
+            let Ok(entry) = read_entry(form, reader)?;
+            entries.push(entry);
         }
         if entries.is_empty() {
             F::single(Err(DecodeError::new(
@@ -207,30 +368,38 @@ fn read_line<'a, F: Form<'a>>(reader: &mut Reader<'a>) -> Result<F::Incoming, js
             F::batch(entries)
         }
     } else {
-        F::single(read_entry::<F>(reader)?)
+        let Ok(entry) = read_entry(form, reader)?;
+        F::single(entry)
     };
     reader.finish()?;
     Ok(line)
 }
 
+/// What reading one entry gives: the message or the error it makes, unless a
+/// payload was declined (the middle `Err`); the outer `Err` is a JSON error.
+type Entry<'a, F> = Result<
+    Result<Result<<F as Form<'a>>::Message, DecodeError>, <F as Form<'a>>::Declined>,
+    json::Error,
+>;
+
 /// Decodes one message: the whole line, or one element of a batch.
-fn read_entry<'a, F: Form<'a>>(
-    reader: &mut Reader<'a>,
-) -> Result<Result<F::Message, DecodeError>, json::Error> {
+fn read_entry<'a, F: Form<'a>>(form: &mut F, reader: &mut Reader<'a>) -> Entry<'a, F> {
     if reader.peek() != Some(b'{') {
         reader.skip_value()?;
-        return Ok(Err(DecodeError::new(
+        return Ok(Ok(Err(DecodeError::new(
             DecodeErrorKind::NotAnObject,
             None,
             false,
-        )));
+        ))));
     }
     reader.begin_object()?;
     let mut envelope = Envelope::<F>::default();
     while let Some(member) = reader.next_member_as(Member::from_name)? {
-        envelope.read_member(member, reader)?;
+        if let Err(declined) = envelope.read_member(form, member, reader)? {
+            return Ok(Err(declined));
+        }
     }
-    Ok(envelope.into_message())
+    Ok(Ok(envelope.into_message()))
 }
 
 /// The members that decide what a message means. Any other member is ignored.
@@ -311,15 +480,17 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
         self.problem.get_or_insert(problem);
     }
 
+    /// Reads one member's value; the inner `Err` when the form declined a payload.
     #[inline]
     fn read_member(
         &mut self,
+        form: &mut F,
         member: Option<Member>,
         reader: &mut Reader<'a>,
-    ) -> Result<(), json::Error> {
+    ) -> Result<Result<(), F::Declined>, json::Error> {
         let Some(member) = member else {
             reader.skip_value()?;
-            return Ok(());
+            return Ok(Ok(()));
         };
         if self.has(member) {
             if let Member::Id = member {
@@ -327,7 +498,7 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
             }
             self.note(DecodeErrorKind::DuplicateMember(member.name()));
             reader.skip_value()?;
-            return Ok(());
+            return Ok(Ok(()));
         }
         self.seen |= member.bit();
         match member {
@@ -346,19 +517,35 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
                 None => self.note(DecodeErrorKind::MethodNotString),
             },
             Member::Params => match reader.peek() {
-                Some(b'[' | b'{') => self.params = Some(F::payload(reader)?),
+                Some(b'[' | b'{') => {
+                    let of = self.method.as_deref().map(|method| PayloadOf::Params {
+                        id: self.id.as_ref(),
+                        method,
+                    });
+                    match form.payload(of, reader)? {
+                        Ok(params) => self.params = Some(params),
+                        Err(declined) => return Ok(Err(declined)),
+                    }
+                }
                 _ => {
                     reader.skip_value()?;
                     self.note(DecodeErrorKind::ParamsNotStructured);
                 }
             },
-            Member::Result => self.result = Some(F::payload(reader)?),
-            Member::Error => match read_error_object::<F>(reader)? {
-                Ok(error) => self.error = Some(error),
-                Err(problem) => self.note(problem),
+            Member::Result => {
+                let of = self.id.as_ref().map(|id| PayloadOf::Result { id });
+                match form.payload(of, reader)? {
+                    Ok(result) => self.result = Some(result),
+                    Err(declined) => return Ok(Err(declined)),
+                }
+            }
+            Member::Error => match read_error_object(form, reader)? {
+                Ok(Ok(error)) => self.error = Some(error),
+                Ok(Err(problem)) => self.note(problem),
+                Err(declined) => return Ok(Err(declined)),
             },
         }
-        Ok(())
+        Ok(Ok(()))
     }
 
     /// Applies the rules that depend on which members are present, and builds the
@@ -460,12 +647,14 @@ fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json:
 
 /// Reads the `error` member of a response: `{"code": integer, "message": string,
 /// "data"?: any}`. Other members are ignored; a duplicated one is an error.
+#[allow(clippy::type_complexity)]
 fn read_error_object<'a, F: Form<'a>>(
+    form: &mut F,
     reader: &mut Reader<'a>,
-) -> Result<Result<ErrorParts<'a, F::Payload>, DecodeErrorKind>, json::Error> {
+) -> Result<Result<Result<ErrorParts<'a, F::Payload>, DecodeErrorKind>, F::Declined>, json::Error> {
     if reader.peek() != Some(b'{') {
         reader.skip_value()?;
-        return Ok(Err(DecodeErrorKind::ErrorNotObject));
+        return Ok(Ok(Err(DecodeErrorKind::ErrorNotObject)));
     }
     reader.begin_object()?;
     let mut code: Option<Option<i64>> = None;
@@ -483,7 +672,10 @@ fn read_error_object<'a, F: Form<'a>>(
                 continue;
             }
             ErrorMember::Data if data.is_none() => {
-                data = Some(F::payload(reader)?);
+                match form.payload(None, reader)? {
+                    Ok(payload) => data = Some(payload),
+                    Err(declined) => return Ok(Err(declined)),
+                }
                 continue;
             }
             ErrorMember::Code => "error.code",
@@ -498,19 +690,19 @@ fn read_error_object<'a, F: Form<'a>>(
         reader.skip_value()?;
     }
     if let Some(problem) = problem {
-        return Ok(Err(problem));
+        return Ok(Ok(Err(problem)));
     }
     let Some(Some(code)) = code else {
-        return Ok(Err(DecodeErrorKind::ErrorCode));
+        return Ok(Ok(Err(DecodeErrorKind::ErrorCode)));
     };
     let Some(Some(message)) = message else {
-        return Ok(Err(DecodeErrorKind::ErrorMessage));
+        return Ok(Ok(Err(DecodeErrorKind::ErrorMessage)));
     };
-    Ok(Ok(ErrorParts {
+    Ok(Ok(Ok(ErrorParts {
         code: ErrorCode::from_code(code),
         message,
         data,
-    }))
+    })))
 }
 
 /// The members of an `error` object; any other member is ignored.

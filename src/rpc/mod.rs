@@ -73,7 +73,8 @@ mod types;
 mod view;
 
 pub use decode::{
-    Incoming, LinePrefix, decode, decode_view, decode_view_with, decode_with, scan_prefix,
+    Incoming, LinePrefix, MessageRead, PayloadOf, decode, decode_reading, decode_view,
+    decode_view_with, decode_with, scan_prefix,
 };
 pub use encode::{
     write_batch, write_error_object, write_id, write_message, write_notification,
