@@ -526,7 +526,7 @@ impl<'a> Reader<'a> {
         loop {
             match self.input.get(end) {
                 Some(b'"') => {
-                    sink.checked(self.input.get(first..end).unwrap_or_default(), place);
+                    sink.checked(self.input, first, end, place);
                     self.pos = end + 1;
                     return Ok(false);
                 }
@@ -1232,9 +1232,9 @@ enum Place {
 trait Strings<'a> {
     /// Where decoded text goes.
     type Text: Text;
-    /// A string without escapes, as it is in the input, its bytes checked to be
-    /// UTF-8 as they were passed over.
-    fn checked(&mut self, s: &'a [u8], place: Place);
+    /// A string without escapes, `input[start..end]`, its bytes checked to be UTF-8
+    /// as they were passed over.
+    fn checked(&mut self, input: &'a [u8], start: usize, end: usize, place: Place);
     /// Where the string with escapes whose text goes on in `text` (UTF-8, up to the
     /// closing quote and beyond) is decoded to, its first run, `text[..first_run]`,
     /// taken already.
@@ -1262,7 +1262,8 @@ impl<'a> Strings<'a> for Cow<'a, str> {
     type Text = String;
     /// Borrowing needs a `&str`, which safe code gets only through a UTF-8 check:
     /// of this one string, which always passes.
-    fn checked(&mut self, s: &'a [u8], _: Place) {
+    fn checked(&mut self, input: &'a [u8], start: usize, end: usize, _: Place) {
+        let s = input.get(start..end).unwrap_or_default();
         *self = Cow::Borrowed(core::str::from_utf8(s).unwrap_or_default());
     }
     /// The text is handed out, so it is sized once, from where the string's closing
@@ -1299,7 +1300,7 @@ impl Text for Discard {
 
 impl Strings<'_> for Skip {
     type Text = Discard;
-    fn checked(&mut self, _: &[u8], _: Place) {}
+    fn checked(&mut self, _: &[u8], _: usize, _: usize, _: Place) {}
     fn start_text(&mut self, _: &str, _: usize) -> Discard {
         Discard
     }
@@ -1406,11 +1407,20 @@ impl Tree {
 
 impl Strings<'_> for Tree {
     type Text = String;
-    /// A short string is stored inline as it is, with no further check; a long one
-    /// is checked again as it is boxed (safe code cannot box a `str` otherwise).
+    /// A short string is stored inline as it is, with no further check (copied as
+    /// a fixed-size window of the input where the input goes on far enough); a long
+    /// one is checked again as it is boxed (safe code cannot box a `str` otherwise).
     #[inline]
-    fn checked(&mut self, s: &[u8], place: Place) {
-        self.string(Str::from_checked_bytes(s).unwrap_or_default(), place);
+    fn checked(&mut self, input: &[u8], start: usize, end: usize, place: Place) {
+        let window = input
+            .get(start..start + Str::INLINE_CAPACITY)
+            .and_then(|w| <&[u8; Str::INLINE_CAPACITY]>::try_from(w).ok());
+        let s = match window {
+            Some(window) => Str::from_checked_window(window, end - start),
+            None => None,
+        };
+        let s = s.or_else(|| Str::from_checked_bytes(input.get(start..end).unwrap_or_default()));
+        self.string(s.unwrap_or_default(), place);
     }
     /// The scratch text, emptied.
     #[inline]
