@@ -566,7 +566,7 @@ impl<'a> Reader<'a> {
             Place::Value { .. } => self.value_surrogates(),
         };
         let text = self.text_from(first);
-        let mut out = S::Text::for_string(text, special - first);
+        let mut out = sink.start_text(text, special - first);
         let mut replaced = false;
         let stop = self.decode(text, first, special - first, &mut out, lone, &mut replaced)?;
         if text.as_bytes().get(stop) != Some(&b'"') {
@@ -1169,9 +1169,6 @@ pub(super) const ARRAY: bool = false;
 trait Text {
     /// The finished text.
     type Out;
-    /// For the string whose text goes on in `text` (UTF-8, up to the closing quote
-    /// and beyond); its first run, up to `text[special]`, is taken.
-    fn for_string(text: &str, special: usize) -> Self;
     /// Takes the run `text[from..to]`, which ends at a `"`, `\\` or control byte
     /// (or at the end of `text`).
     fn take(&mut self, text: &str, from: usize, to: usize);
@@ -1183,17 +1180,8 @@ trait Text {
     fn finish(self) -> Self::Out;
 }
 
-/// Sized once, from where the string's closing quote is: the decoded text is never
-/// longer than the string's text, and a window copied whole may reach
-/// [`WINDOW`] bytes past the end of a run before it is cut back.
 impl Text for String {
     type Out = String;
-    #[inline]
-    fn for_string(text: &str, special: usize) -> String {
-        let mut out = String::with_capacity(string_end(text.as_bytes(), special) + WINDOW);
-        out.push_str(text.get(..special).unwrap_or_default());
-        out
-    }
     /// A run of up to [`WINDOW`] bytes is appended as a fixed-size window (one
     /// load and store, no call) and cut back to its end, a special ASCII byte, so a
     /// character boundary; longer runs, and runs whose window would end inside a
@@ -1247,6 +1235,10 @@ trait Strings<'a> {
     /// A string without escapes, as it is in the input, its bytes checked to be
     /// UTF-8 as they were passed over.
     fn checked(&mut self, s: &'a [u8], place: Place);
+    /// Where the string with escapes whose text goes on in `text` (UTF-8, up to the
+    /// closing quote and beyond) is decoded to, its first run, `text[..first_run]`,
+    /// taken already.
+    fn start_text(&mut self, text: &str, first_run: usize) -> Self::Text;
     /// A string decoded from escapes.
     fn decoded(&mut self, text: <Self::Text as Text>::Out, place: Place);
 }
@@ -1273,6 +1265,15 @@ impl<'a> Strings<'a> for Cow<'a, str> {
     fn checked(&mut self, s: &'a [u8], _: Place) {
         *self = Cow::Borrowed(core::str::from_utf8(s).unwrap_or_default());
     }
+    /// The text is handed out, so it is sized once, from where the string's closing
+    /// quote is: the decoded text is never longer than the string's text, and a
+    /// window copied whole may reach [`WINDOW`] bytes past the end of a run before
+    /// it is cut back.
+    fn start_text(&mut self, text: &str, first_run: usize) -> String {
+        let mut out = String::with_capacity(string_end(text.as_bytes(), first_run) + WINDOW);
+        out.push_str(text.get(..first_run).unwrap_or_default());
+        out
+    }
     fn decoded(&mut self, text: String, _: Place) {
         *self = Cow::Owned(text);
     }
@@ -1286,10 +1287,6 @@ struct Discard;
 
 impl Text for Discard {
     type Out = ();
-    #[inline]
-    fn for_string(_: &str, _: usize) -> Discard {
-        Discard
-    }
     #[inline(always)]
     fn take(&mut self, _: &str, _: usize, _: usize) {}
     #[inline]
@@ -1303,6 +1300,9 @@ impl Text for Discard {
 impl Strings<'_> for Skip {
     type Text = Discard;
     fn checked(&mut self, _: &[u8], _: Place) {}
+    fn start_text(&mut self, _: &str, _: usize) -> Discard {
+        Discard
+    }
     fn decoded(&mut self, _: (), _: Place) {}
 }
 
@@ -1315,8 +1315,10 @@ impl Sink<'_> for Skip {
 
 /// Builds a [`Value`]. Finished members and elements wait on scratch stacks; when
 /// a container closes, its part of a stack moves into one exact-size `Vec`, so each
-/// container costs one allocation. With `std` the scratch stacks are kept per
-/// thread between parses, so a parse allocates only what it returns.
+/// container costs one allocation. Strings with escapes are decoded into one
+/// scratch `String`, then copied into their `Str` (inline when short), so each costs
+/// at most one exact-size allocation. With `std` the scratch stacks and text are
+/// kept per thread between parses, so a parse allocates only what it returns.
 #[derive(Default)]
 struct Tree {
     /// Members of the open objects. A member is pushed with a `null` placeholder
@@ -1326,11 +1328,16 @@ struct Tree {
     elements: Vec<Value>,
     /// For each open container, where its members or elements start.
     starts: Vec<usize>,
+    /// Where strings with escapes are decoded.
+    text: String,
 }
 
 /// Scratch stacks bigger than this are not kept for the next parse.
 #[cfg(feature = "std")]
 const KEEP_SCRATCH_ITEMS: usize = 1024;
+
+/// A scratch text bigger than this is not kept for the next string.
+const KEEP_SCRATCH_TEXT_BYTES: usize = 256 * 1024;
 
 #[cfg(feature = "std")]
 std::thread_local! {
@@ -1371,6 +1378,7 @@ impl Tree {
             && self.elements.capacity() <= KEEP_SCRATCH_ITEMS
             && self.starts.capacity() <= KEEP_SCRATCH_ITEMS
         {
+            // (The text is kept only while small enough, see `decoded`.)
             self.members.clear();
             self.elements.clear();
             self.starts.clear();
@@ -1404,9 +1412,21 @@ impl Strings<'_> for Tree {
     fn checked(&mut self, s: &[u8], place: Place) {
         self.string(Str::from_checked_bytes(s).unwrap_or_default(), place);
     }
+    /// The scratch text, emptied.
+    #[inline]
+    fn start_text(&mut self, text: &str, first_run: usize) -> String {
+        let mut out = core::mem::take(&mut self.text);
+        out.clear();
+        out.push_str(text.get(..first_run).unwrap_or_default());
+        out
+    }
+    /// Copied into its `Str`; the scratch text goes back for the next string.
     #[inline]
     fn decoded(&mut self, text: String, place: Place) {
-        self.string(Str::from(text), place);
+        self.string(Str::from(text.as_str()), place);
+        if text.capacity() <= KEEP_SCRATCH_TEXT_BYTES {
+            self.text = text;
+        }
     }
 }
 
