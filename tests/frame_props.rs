@@ -238,3 +238,37 @@ fn kept_prefix_is_the_same_for_every_chunking() {
         );
     }
 }
+
+/// A stream of long lines (up to several KiB, a few of them blank or over the
+/// limits used below) that outgrow the decoder's buffer as they arrive.
+fn long_lines() -> impl Strategy<Value = Vec<u8>> {
+    let line = (0usize..6000, any::<bool>(), 0u8..4).prop_map(|(len, crlf, kind)| {
+        let mut line: Vec<u8> = match kind {
+            0 => vec![b' '; len],
+            _ => (0..len).map(|i| b'a' + (i % 26) as u8).collect(),
+        };
+        line.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
+        line
+    });
+    (prop::collection::vec(line, 0..8), any::<bool>()).prop_map(|(lines, cut_last_newline)| {
+        let mut stream = lines.concat();
+        if cut_last_newline {
+            stream.pop();
+        }
+        stream
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn long_lines_in_any_chunking_give_the_same_frames(
+        stream in long_lines(),
+        max in prop_oneof![Just(usize::MAX), Just(5000), 1000usize..8000],
+        sizes in prop::collection::vec(1usize..3000, 1..6),
+        drain_after in prop::collection::vec(any::<bool>(), 1..6),
+    ) {
+        prop_assert_eq!(decode_chunked(&stream, max, &sizes, &drain_after), reference(&stream, max));
+    }
+}

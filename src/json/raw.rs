@@ -9,7 +9,13 @@ use super::value::Value;
 /// One JSON value as a slice of the text it was read from, checked and not built.
 ///
 /// The text is exactly one value, with no whitespace around it, and was checked to
-/// be valid under the [`ParseOptions`] it keeps. It is what a decoder hands on for a
+/// be valid under the [`ParseOptions`] it keeps (UTF-8 included).
+///
+/// It is kept as bytes: the check was made as the value was passed over, and safe
+/// Rust cannot turn checked bytes into a `&str` without checking them again, so
+/// only [`as_str`](RawValue::as_str) and `Display` do that, when asked. Reading the
+/// value ([`reader`](RawValue::reader), [`parse`](RawValue::parse)) does not need
+/// it. It is what a decoder hands on for a
 /// value it only passes through, or reads later into typed fields: building a tree is
 /// left to whoever needs one ([`parse`](RawValue::parse)), and reading typed fields
 /// straight from the text to [`reader`](RawValue::reader).
@@ -26,9 +32,9 @@ use super::value::Value;
 /// assert_eq!(r.next_member_name()?.as_deref(), Some("text"));
 /// # Ok::<(), dhara_protocol::json::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct RawValue<'a> {
-    text: &'a str,
+    text: &'a [u8],
     options: ParseOptions,
 }
 
@@ -36,7 +42,7 @@ impl RawValue<'static> {
     /// `null`, checked under the default options: what a reader of an absent
     /// member or payload is given in its place.
     pub const NULL: RawValue<'static> = RawValue {
-        text: "null",
+        text: b"null",
         options: ParseOptions::DEFAULT,
     };
 }
@@ -52,18 +58,20 @@ impl<'a> RawValue<'a> {
     }
 
     /// A value whose text the reader has just checked under `options`.
-    pub(super) fn checked(text: &'a str, options: ParseOptions) -> RawValue<'a> {
+    pub(super) fn checked(text: &'a [u8], options: ParseOptions) -> RawValue<'a> {
         RawValue { text, options }
     }
 
-    /// The value's JSON text.
+    /// The value's JSON text. Its UTF-8 is checked again (in one pass over the
+    /// text, which never fails): prefer [`as_bytes`](RawValue::as_bytes) where bytes
+    /// will do.
     pub fn as_str(&self) -> &'a str {
-        self.text
+        core::str::from_utf8(self.text).unwrap_or_default()
     }
 
     /// The value's JSON text, as bytes.
     pub fn as_bytes(&self) -> &'a [u8] {
-        self.text.as_bytes()
+        self.text
     }
 
     /// The options the text was checked under.
@@ -74,12 +82,12 @@ impl<'a> RawValue<'a> {
     /// The first byte of the text, which tells the value's type: `{`, `[`, `"`, `t`,
     /// `f`, `n`, or a digit or `-`.
     pub fn first_byte(&self) -> u8 {
-        self.text.as_bytes().first().copied().unwrap_or(b'n')
+        self.text.first().copied().unwrap_or(b'n')
     }
 
     /// `true` for `null`.
     pub fn is_null(&self) -> bool {
-        self.text == "null"
+        self.text == b"null"
     }
 
     /// The value as an owned tree.
@@ -91,14 +99,23 @@ impl<'a> RawValue<'a> {
 
     /// A reader at the start of the value, with the options it was checked under.
     pub fn reader(&self) -> Reader<'a> {
-        Reader::for_text(self.text, &self.options)
+        Reader::new(self.text, &self.options)
+    }
+}
+
+impl fmt::Debug for RawValue<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RawValue")
+            .field("text", &self.as_str())
+            .field("options", &self.options)
+            .finish()
     }
 }
 
 impl fmt::Display for RawValue<'_> {
     /// The value's JSON text, as it was read.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.text)
+        f.write_str(self.as_str())
     }
 }
 

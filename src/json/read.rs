@@ -356,11 +356,9 @@ impl<'a> Reader<'a> {
         // The fast check first; the general walk tells what is wrong, if anything.
         let levels = self.max_depth.saturating_sub(self.depth);
         if let Ok(end) = skip::value_end(self.input, start, levels, self.strict_surrogates) {
-            if self.text_run(start, end).is_ok() {
-                self.after_open = false;
-                self.pos = end;
-                return Ok(start..end);
-            }
+            self.after_open = false;
+            self.pos = end;
+            return Ok(start..end);
         }
         self.walk(&mut Skip)?;
         Ok(start..self.pos)
@@ -371,9 +369,8 @@ impl<'a> Reader<'a> {
     #[inline]
     pub fn read_raw(&mut self) -> Result<RawValue<'a>, Error> {
         let range = self.skip_value()?;
-        let text = self.text_run(range.start, range.end)?;
         Ok(RawValue::checked(
-            text,
+            self.input.get(range).unwrap_or_default(),
             ParseOptions {
                 max_depth: self.max_depth,
                 strict_surrogates: self.strict_surrogates,
@@ -519,17 +516,32 @@ impl<'a> Reader<'a> {
     /// The string starting at the `"` under `self.pos`, given to `sink`; returns
     /// whether a lone surrogate escape was replaced with U+FFFD.
     ///
-    /// The first run is found a word at a time; a string without escapes is checked to
-    /// be UTF-8 and goes to the sink as it is in the input.
+    /// Runs of ASCII are found a word at a time, and the multi-byte characters
+    /// between them checked where they stand. A string without escapes goes to the
+    /// sink as the bytes it is in the input, checked to be UTF-8 this way.
     #[inline]
     fn string<S: Strings<'a>>(&mut self, sink: &mut S, place: Place) -> Result<bool, Error> {
         let first = self.pos + 1;
-        let end = find_special(self.input, first);
-        if self.input.get(end) == Some(&b'"') {
-            sink.str(self.text_run(first, end)?, place);
-            self.pos = end + 1;
-            return Ok(false);
+        let mut end = find_ascii_run_end(self.input, first);
+        loop {
+            match self.input.get(end) {
+                Some(b'"') => {
+                    sink.checked(self.input.get(first..end).unwrap_or_default(), place);
+                    self.pos = end + 1;
+                    return Ok(false);
+                }
+                Some(0x80..=0xFF) => match characters_end(self.input, end) {
+                    Ok(next) => end = find_ascii_run_end(self.input, next),
+                    Err(bad) => {
+                        end = bad;
+                        break;
+                    }
+                },
+                _ => break,
+            }
         }
+        // An escape, or what the general path reports: a control byte, a byte that
+        // is not UTF-8, the end of the input.
         self.string_with_escapes(sink, place, first, end)
     }
 
@@ -596,17 +608,6 @@ impl<'a> Reader<'a> {
                 None | Some(b'"') => return Ok(i),
                 Some(_) => return Err(self.error(ErrorKind::ControlCharacterInString, first + i)),
             }
-        }
-    }
-
-    /// The input from `start` to `end`, checked to be UTF-8; the error is at the
-    /// first byte that is not.
-    #[inline]
-    fn text_run(&mut self, start: usize, end: usize) -> Result<&'a str, Error> {
-        let text = self.text_from(start);
-        match text.get(..end - start) {
-            Some(run) => Ok(run),
-            None => Err(self.error(ErrorKind::InvalidUtf8, start + text.len())),
         }
     }
 
@@ -873,10 +874,25 @@ pub(crate) fn special_bytes(word: u64) -> u64 {
     (has_quote | has_backslash | has_control) & HIGH
 }
 
+/// The bytes of `word` that end a run of ASCII string text: the special bytes of
+/// [`special_bytes`] and every byte from 0x80 up (part of a multi-byte character).
+/// The lowest flagged byte is always a true match.
+#[inline]
+pub(crate) fn special_or_high_bytes(word: u64) -> u64 {
+    special_bytes(word) | (word & HIGH)
+}
+
 /// `true` for the bytes a JSON string cannot hold raw.
 #[inline]
 pub(crate) fn is_special(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
+}
+
+/// `true` for the bytes [`special_or_high_bytes`] flags. (As a signed byte, every
+/// byte from 0x80 up is negative, so one compare takes controls and them together.)
+#[inline]
+pub(crate) fn is_special_or_high(b: u8) -> bool {
+    b == b'"' || b == b'\\' || (b as i8) < 0x20
 }
 
 /// The eight bytes at `bytes[at..]` as a little-endian word.
@@ -888,41 +904,105 @@ pub(crate) fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
 
 /// The index of the first `"`, `\` or control byte at or after `from`, or
 /// `input.len()`.
+#[inline]
+pub(crate) fn find_special(input: &[u8], from: usize) -> usize {
+    find_run_end::<false>(input, from)
+}
+
+/// The index of the first `"`, `\`, control byte or byte from 0x80 up at or after
+/// `from`, or `input.len()`: where a run of ASCII text ends. A string whose text
+/// ends at its closing quote this way is known to be UTF-8 without a check.
+#[inline]
+pub(crate) fn find_ascii_run_end(input: &[u8], from: usize) -> usize {
+    find_run_end::<true>(input, from)
+}
+
+/// After the multi-byte characters starting at `input[i]` (a byte from 0x80 up):
+/// the index of the first ASCII byte after them. `Err` with where the first one
+/// starts that is not well-formed UTF-8 (Unicode's table 3-7: no overlong forms, no
+/// surrogates, nothing past U+10FFFF, no sequence cut short).
+#[inline(never)]
+pub(super) fn characters_end(input: &[u8], mut i: usize) -> Result<usize, usize> {
+    while let Some(&lead) = input.get(i) {
+        // The sequence's length, and the range its second byte must be in.
+        let (len, second) = match lead {
+            0x00..=0x7F => return Ok(i),
+            0xC2..=0xDF => (2, 0x80..=0xBF),
+            0xE0 => (3, 0xA0..=0xBF),
+            0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80..=0xBF),
+            0xED => (3, 0x80..=0x9F),
+            0xF0 => (4, 0x90..=0xBF),
+            0xF1..=0xF3 => (4, 0x80..=0xBF),
+            0xF4 => (4, 0x80..=0x8F),
+            _ => return Err(i),
+        };
+        let sequence = input.get(i..i + len).ok_or(i)?;
+        let (&first_after, rest) = sequence.get(1..).and_then(<[u8]>::split_first).ok_or(i)?;
+        if !second.contains(&first_after) || rest.iter().any(|&b| b & 0xC0 != 0x80) {
+            return Err(i);
+        }
+        i += len;
+    }
+    Ok(i)
+}
+
+/// Whether a byte ends a run: a special byte, or also any byte from 0x80 up when
+/// `ASCII`.
+#[inline(always)]
+fn ends_run<const ASCII: bool>(b: u8) -> bool {
+    if ASCII {
+        is_special_or_high(b)
+    } else {
+        is_special(b)
+    }
+}
+
+/// The bytes of `word` that end a run (see [`ends_run`]).
+#[inline(always)]
+fn run_enders<const ASCII: bool>(word: u64) -> u64 {
+    if ASCII {
+        special_or_high_bytes(word)
+    } else {
+        special_bytes(word)
+    }
+}
+
+/// [`find_special`] and [`find_ascii_run_end`].
 ///
 /// Short runs (member names, small values, text between escapes) mostly end within
 /// the first word, checked here with bit tricks on a `u64`; longer ones go on in
-/// [`find_special_after`].
-#[inline]
-pub(crate) fn find_special(input: &[u8], from: usize) -> usize {
+/// [`find_run_end_after`].
+#[inline(always)]
+fn find_run_end<const ASCII: bool>(input: &[u8], from: usize) -> usize {
     match word_at(input, from) {
         Some(word) => {
-            let found = special_bytes(word);
+            let found = run_enders::<ASCII>(word);
             if found != 0 {
                 return from + (found.trailing_zeros() / 8) as usize;
             }
-            find_special_after(input, from + 8)
+            find_run_end_after::<ASCII>(input, from + 8)
         }
         None => {
             let tail = input.get(from..).unwrap_or_default();
             from + tail
                 .iter()
-                .position(|&b| is_special(b))
+                .position(|&b| ends_run::<ASCII>(b))
                 .unwrap_or(tail.len())
         }
     }
 }
 
-/// [`find_special`] past its first word: three more words, then 64-byte blocks,
+/// [`find_run_end`] past its first word: three more words, then 64-byte blocks,
 /// written so the compiler checks each block with vector compares; the block
-/// holding the special byte is then searched a word at a time.
+/// holding the byte that ends the run is then searched a word at a time.
 #[inline(never)]
-fn find_special_after(input: &[u8], from: usize) -> usize {
+fn find_run_end_after<const ASCII: bool>(input: &[u8], from: usize) -> usize {
     const BLOCK: usize = 64;
     let rest = input.get(from..).unwrap_or_default();
     let mut i = 0;
     while i < 24 {
         let Some(word) = word_at(rest, i) else { break };
-        let found = special_bytes(word);
+        let found = run_enders::<ASCII>(word);
         if found != 0 {
             return from + i + (found.trailing_zeros() / 8) as usize;
         }
@@ -934,7 +1014,7 @@ fn find_special_after(input: &[u8], from: usize) -> usize {
         };
         let mut any = 0u8;
         for &b in block {
-            any |= u8::from(is_special(b));
+            any |= u8::from(ends_run::<ASCII>(b));
         }
         if any != 0 {
             break;
@@ -942,7 +1022,7 @@ fn find_special_after(input: &[u8], from: usize) -> usize {
         i += BLOCK;
     }
     while let Some(word) = word_at(rest, i) {
-        let found = special_bytes(word);
+        let found = run_enders::<ASCII>(word);
         if found != 0 {
             return from + i + (found.trailing_zeros() / 8) as usize;
         }
@@ -952,7 +1032,7 @@ fn find_special_after(input: &[u8], from: usize) -> usize {
     from + i
         + tail
             .iter()
-            .position(|&b| is_special(b))
+            .position(|&b| ends_run::<ASCII>(b))
             .unwrap_or(tail.len())
 }
 
@@ -1164,8 +1244,9 @@ enum Place {
 trait Strings<'a> {
     /// Where decoded text goes.
     type Text: Text;
-    /// A string without escapes, as it is in the input.
-    fn str(&mut self, s: &'a str, place: Place);
+    /// A string without escapes, as it is in the input, its bytes checked to be
+    /// UTF-8 as they were passed over.
+    fn checked(&mut self, s: &'a [u8], place: Place);
     /// A string decoded from escapes.
     fn decoded(&mut self, text: <Self::Text as Text>::Out, place: Place);
 }
@@ -1187,8 +1268,10 @@ trait Sink<'a>: Strings<'a> {
 /// escapes.
 impl<'a> Strings<'a> for Cow<'a, str> {
     type Text = String;
-    fn str(&mut self, s: &'a str, _: Place) {
-        *self = Cow::Borrowed(s);
+    /// Borrowing needs a `&str`, which safe code gets only through a UTF-8 check:
+    /// of this one string, which always passes.
+    fn checked(&mut self, s: &'a [u8], _: Place) {
+        *self = Cow::Borrowed(core::str::from_utf8(s).unwrap_or_default());
     }
     fn decoded(&mut self, text: String, _: Place) {
         *self = Cow::Owned(text);
@@ -1219,7 +1302,7 @@ impl Text for Discard {
 
 impl Strings<'_> for Skip {
     type Text = Discard;
-    fn str(&mut self, _: &str, _: Place) {}
+    fn checked(&mut self, _: &[u8], _: Place) {}
     fn decoded(&mut self, _: (), _: Place) {}
 }
 
@@ -1315,9 +1398,11 @@ impl Tree {
 
 impl Strings<'_> for Tree {
     type Text = String;
+    /// A short string is stored inline as it is, with no further check; a long one
+    /// is checked again as it is boxed (safe code cannot box a `str` otherwise).
     #[inline]
-    fn str(&mut self, s: &str, place: Place) {
-        self.string(Str::from(s), place);
+    fn checked(&mut self, s: &[u8], place: Place) {
+        self.string(Str::from_checked_bytes(s).unwrap_or_default(), place);
     }
     #[inline]
     fn decoded(&mut self, text: String, place: Place) {

@@ -4,22 +4,26 @@
 //!
 //! [`value_end`] walks the same grammar as the reader, with nothing to report: one
 //! tight loop, open containers as bits, whitespace skipped inline, string runs found
-//! a word at a time and escapes checked in place. It answers only whether the value
-//! is well formed and where it ends; for the error the reader walks the value again
-//! with its general grammar, so errors are the reader's, byte for byte, by
-//! construction. UTF-8 is not looked at here: the reader checks the value's text
-//! afterwards, as it does every string's.
+//! a word at a time, escapes and multi-byte characters checked in place. It answers
+//! only whether the value is well formed (UTF-8 included) and where it ends; for the
+//! error the reader walks the value again with its general grammar, so errors are
+//! the reader's, byte for byte, by construction.
+//!
+//! UTF-8 is checked as the strings are passed over, not in a pass of its own: a run
+//! of string text ends at any byte from 0x80 up as well as at a quote, backslash or
+//! control byte, and the character starting there is checked where it stands. Text
+//! that is mostly ASCII so costs nothing more to check than to skip.
 
 use super::read::{
-    ARRAY, Nesting, OBJECT, SHORT_ESCAPES, find_special, hex4, number_end, special_bytes, word_at,
+    ARRAY, Nesting, OBJECT, SHORT_ESCAPES, characters_end, find_ascii_run_end, hex4, number_end,
+    special_or_high_bytes, word_at,
 };
 
 /// Where the value starting at `input[start]` (after optional whitespace) ends,
 /// when it is well formed: open at most `levels` arrays and objects deep, and
 /// without escaped lone surrogates if `strict` (in member names they are never
-/// allowed). `Err(())` for any grammar error, including too deep a nesting.
-///
-/// The bytes of strings are not checked to be UTF-8.
+/// allowed), its strings UTF-8. `Err(())` for any error, including too deep a
+/// nesting.
 pub(super) fn value_end(
     input: &[u8],
     start: usize,
@@ -115,7 +119,8 @@ fn member_name_end(input: &[u8], i: usize) -> Result<usize, ()> {
 }
 
 /// After the string whose text starts at `input[i]`: the index past its closing
-/// quote. Runs are found a word at a time; escapes are checked where they stand.
+/// quote. ASCII runs are found a word at a time; escapes and multi-byte characters
+/// are checked where they stand.
 #[inline(always)]
 fn string_end(input: &[u8], mut i: usize, strict: bool) -> Result<usize, ()> {
     loop {
@@ -123,26 +128,27 @@ fn string_end(input: &[u8], mut i: usize, strict: bool) -> Result<usize, ()> {
         match input.get(i) {
             Some(b'"') => return Ok(i + 1),
             Some(b'\\') => i = escape_end(input, i, strict)?,
+            Some(0x80..=0xFF) => i = characters_end(input, i).map_err(|_| ())?,
             _ => return Err(()),
         }
     }
 }
 
-/// The index of the first `"`, `\\` or control byte at or after `i`. Most runs
-/// (names, short values, text between escapes) end within a few words, checked
-/// here in line; a run still going after four words is long, and goes on in
-/// [`find_special`], which takes long runs 64 bytes at a time.
+/// The index of the first `"`, `\\`, control byte or byte from 0x80 up at or after
+/// `i`. Most runs (names, short values, text between escapes) end within a few
+/// words, checked here in line; a run still going after four words is long, and
+/// goes on in [`find_ascii_run_end`], which takes long runs 64 bytes at a time.
 #[inline(always)]
 fn run_end(input: &[u8], mut i: usize) -> usize {
     for _ in 0..4 {
         let Some(word) = word_at(input, i) else { break };
-        let found = special_bytes(word);
+        let found = special_or_high_bytes(word);
         if found != 0 {
             return i + (found.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
-    find_special(input, i)
+    find_ascii_run_end(input, i)
 }
 
 /// After the escape at `input[at]` (a backslash): the index past it. A `\u`
@@ -183,8 +189,52 @@ fn literal_end(input: &[u8], i: usize, word: &[u8]) -> Result<usize, ()> {
 
 #[cfg(test)]
 mod tests {
-    use super::value_end;
+    use super::{characters_end, value_end};
     use crate::json::{ParseOptions, parse_with};
+
+    /// Passes over `bytes` as a string's text is passed over: ASCII bytes one by
+    /// one, multi-byte characters with `characters_end`.
+    fn all_characters_ok(bytes: &[u8]) -> bool {
+        let mut i = 0;
+        while let Some(&b) = bytes.get(i) {
+            if b < 0x80 {
+                i += 1;
+                continue;
+            }
+            match characters_end(bytes, i) {
+                Ok(end) if end > i => i = end,
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Every lead byte against every second byte, and the third and fourth bytes
+    /// from each class that matters (ASCII, the ends of the ranges a continuation
+    /// byte may have to be in, and bytes that are no continuation): the same verdict
+    /// as the standard library's UTF-8 check, with the sequence ending the text or
+    /// followed by more.
+    #[test]
+    fn multi_byte_characters_are_checked_as_the_standard_library_checks_them() {
+        let others = [0x41, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xF5];
+        for lead in 0x80..=0xFFu8 {
+            for second in 0..=0xFFu8 {
+                for third in others {
+                    for fourth in others {
+                        let bytes = [lead, second, third, fourth, b'a'];
+                        for len in 1..=bytes.len() {
+                            let bytes = &bytes[..len];
+                            assert_eq!(
+                                all_characters_ok(bytes),
+                                core::str::from_utf8(bytes).is_ok(),
+                                "{bytes:02X?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// The fast check accepts what the reader accepts: a value it turns down only
     /// costs a second walk, so a wrong refusal shows nowhere else.
