@@ -329,6 +329,82 @@ impl<'a> Keywords<'a> {
         }
         k
     }
+
+    /// The entries of `type` when it constrains the type: a name, or a non-empty
+    /// array of names that are all type names. Empty otherwise (the keyword is
+    /// absent, or malformed and so ignored).
+    fn type_names(&self) -> &'a [Value] {
+        let names: &[Value] = match self.type_names {
+            Some(name @ Value::String(_)) => core::slice::from_ref(name),
+            Some(Value::Array(names)) => names,
+            _ => return &[],
+        };
+        // A name that is not a type makes the whole keyword malformed: ignored.
+        if names.iter().all(|name| JsonType::named_by(name).is_some()) {
+            names
+        } else {
+            &[]
+        }
+    }
+
+    /// The bounds on a number, in the order they are checked.
+    fn bounds(&self) -> [(Option<&'a Number>, Bound); 4] {
+        let number = |keyword: Option<&'a Value>| keyword.and_then(Value::as_number);
+        let flag = |keyword: Option<&'a Value>| keyword.and_then(Value::as_bool).unwrap_or(false);
+        // Draft 4 writes exclusivity as a boolean beside `minimum`/`maximum`.
+        let lower = if flag(self.exclusive_minimum) {
+            Bound::Above
+        } else {
+            Bound::AtLeast
+        };
+        let upper = if flag(self.exclusive_maximum) {
+            Bound::Below
+        } else {
+            Bound::AtMost
+        };
+        [
+            (number(self.minimum), lower),
+            (number(self.exclusive_minimum), Bound::Above),
+            (number(self.maximum), upper),
+            (number(self.exclusive_maximum), Bound::Below),
+        ]
+    }
+
+    /// The limits of a `min…`/`max…` pair.
+    fn limits(min: Option<&Value>, max: Option<&Value>) -> (Option<u64>, Option<u64>) {
+        (min.and_then(Value::as_u64), max.and_then(Value::as_u64))
+    }
+
+    /// The schemas of an array's elements: by position, then for the rest.
+    fn element_schemas(&self) -> (&'a [Value], Option<&'a Value>) {
+        match (self.prefix_items, self.items) {
+            (Some(Value::Array(prefix)), rest) => (prefix, rest),
+            (_, Some(Value::Array(tuple))) => (tuple, self.additional_items),
+            (_, rest) => (&[], rest),
+        }
+    }
+
+    /// The names an object must have.
+    fn required(&self) -> impl Iterator<Item = &'a Str> {
+        let names = match self.required {
+            Some(Value::Array(names)) => names.as_slice(),
+            _ => &[],
+        };
+        names.iter().filter_map(|name| match name {
+            Value::String(name) => Some(name),
+            _ => None,
+        })
+    }
+
+    /// The schemas of an object's members: by name, and for the other names.
+    fn member_schemas(&self) -> (Option<&'a Object>, Option<&'a Value>) {
+        let properties = self.properties.and_then(Value::as_object);
+        let additional = match self.pattern_properties {
+            Some(Value::Object(patterns)) if !patterns.is_empty() => None,
+            _ => self.additional_properties,
+        };
+        (properties, additional)
+    }
 }
 
 impl<'a> Validator<'a> {
@@ -358,18 +434,10 @@ impl<'a> Validator<'a> {
     }
 
     fn check_type(&self, keywords: &Keywords<'_>, instance: &Value) -> Result<(), SchemaError> {
-        let names: &[Value] = match keywords.type_names {
-            Some(name @ Value::String(_)) => core::slice::from_ref(name),
-            Some(Value::Array(names)) if !names.is_empty() => names,
-            _ => return Ok(()),
-        };
-        for name in names {
-            match JsonType::named_by(name) {
-                // A name that is not a type makes the whole keyword malformed: ignored.
-                None => return Ok(()),
-                Some(t) if t.accepts(instance) => return Ok(()),
-                Some(_) => {}
-            }
+        let names = keywords.type_names();
+        let accepts = |name| JsonType::named_by(name).is_some_and(|t| t.accepts(instance));
+        if names.is_empty() || names.iter().any(accepts) {
+            return Ok(());
         }
         let types: Vec<JsonType> = names.iter().filter_map(JsonType::named_by).collect();
         let expected = Listed {
@@ -422,26 +490,7 @@ impl<'a> Validator<'a> {
     }
 
     fn check_bounds(&self, keywords: &Keywords<'a>, n: &'a Number) -> Result<(), SchemaError> {
-        let number = |keyword: Option<&'a Value>| keyword.and_then(Value::as_number);
-        let flag = |keyword: Option<&'a Value>| keyword.and_then(Value::as_bool).unwrap_or(false);
-        // Draft 4 writes exclusivity as a boolean beside `minimum`/`maximum`.
-        let lower = if flag(keywords.exclusive_minimum) {
-            Bound::Above
-        } else {
-            Bound::AtLeast
-        };
-        let upper = if flag(keywords.exclusive_maximum) {
-            Bound::Below
-        } else {
-            Bound::AtMost
-        };
-        let bounds = [
-            (number(keywords.minimum), lower),
-            (number(keywords.exclusive_minimum), Bound::Above),
-            (number(keywords.maximum), upper),
-            (number(keywords.exclusive_maximum), Bound::Below),
-        ];
-        for (limit, bound) in bounds {
+        for (limit, bound) in keywords.bounds() {
             let Some(limit) = limit else { continue };
             if !bound.holds(compare_numbers(n, limit)) {
                 return Err(self.fail(format_args!(
@@ -459,30 +508,26 @@ impl<'a> Validator<'a> {
         if keywords.min_length.is_none() && keywords.max_length.is_none() {
             return Ok(());
         }
-        // Characters are the bytes that do not continue a UTF-8 sequence; counted
-        // from the bytes, as the text needs no second check.
-        let characters = s.as_bytes().iter().filter(|&&b| b & 0xC0 != 0x80).count();
-        let limits = (keywords.min_length, keywords.max_length);
-        self.check_count(limits, "character", characters)
+        let limits = Keywords::limits(keywords.min_length, keywords.max_length);
+        self.check_count(limits, "character", characters(s))
     }
 
     /// Checks a count against the values of a pair of `min…`/`max…` keywords.
     fn check_count(
         &self,
-        (min, max): (Option<&Value>, Option<&Value>),
+        (min, max): (Option<u64>, Option<u64>),
         unit: &str,
         count: usize,
     ) -> Result<(), SchemaError> {
         let count = count as u64;
-        let limit = |keyword: Option<&Value>| keyword.and_then(Value::as_u64);
         let plural = |n: u64| if n == 1 { "" } else { "s" };
-        if let Some(min) = limit(min).filter(|&min| count < min) {
+        if let Some(min) = min.filter(|&min| count < min) {
             return Err(self.fail(format_args!(
                 "Expected at least {min} {unit}{}, found {count}",
                 plural(min)
             )));
         }
-        if let Some(max) = limit(max).filter(|&max| count > max) {
+        if let Some(max) = max.filter(|&max| count > max) {
             return Err(self.fail(format_args!(
                 "Expected at most {max} {unit}{}, found {count}",
                 plural(max)
@@ -496,14 +541,9 @@ impl<'a> Validator<'a> {
         keywords: &Keywords<'a>,
         elements: &'a [Value],
     ) -> Result<(), SchemaError> {
-        let limits = (keywords.min_items, keywords.max_items);
+        let limits = Keywords::limits(keywords.min_items, keywords.max_items);
         self.check_count(limits, "item", elements.len())?;
-        let (by_position, rest): (&[Value], Option<&Value>) =
-            match (keywords.prefix_items, keywords.items) {
-                (Some(Value::Array(prefix)), rest) => (prefix, rest),
-                (_, Some(Value::Array(tuple))) => (tuple, keywords.additional_items),
-                (_, rest) => (&[], rest),
-            };
+        let (by_position, rest) = keywords.element_schemas();
         if !elements.is_empty() && (!by_position.is_empty() || rest.is_some()) {
             let elements = elements.iter().enumerate();
             self.frames.push(Frame::Elements {
@@ -520,22 +560,13 @@ impl<'a> Validator<'a> {
         keywords: &Keywords<'a>,
         members: &'a Object,
     ) -> Result<(), SchemaError> {
-        if let Some(Value::Array(required)) = keywords.required {
-            let names = required.iter().filter_map(|name| match name {
-                Value::String(name) => Some(name),
-                _ => None,
-            });
-            for name in names {
-                if !members.contains_key(name) {
-                    return Err(self.fail_member("Missing required", name));
-                }
-            }
+        if let Some(name) = keywords
+            .required()
+            .find(|&name| !members.contains_key(name))
+        {
+            return Err(self.fail_member("Missing required", name));
         }
-        let properties = keywords.properties.and_then(Value::as_object);
-        let additional = match keywords.pattern_properties {
-            Some(Value::Object(patterns)) if !patterns.is_empty() => None,
-            _ => keywords.additional_properties,
-        };
+        let (properties, additional) = keywords.member_schemas();
         if !members.is_empty() && (properties.is_some() || additional.is_some()) {
             let members = members.iter();
             self.frames.push(Frame::Members {
@@ -606,6 +637,12 @@ impl Bound {
             Bound::Below => "<",
         }
     }
+}
+
+/// A string's length in Unicode scalar values: the bytes that do not continue a
+/// UTF-8 sequence, counted from the bytes, as the text needs no second check.
+fn characters(s: &Str) -> usize {
+    s.as_bytes().iter().filter(|&&b| b & 0xC0 != 0x80).count()
 }
 
 fn is_identifier(name: &str) -> bool {
