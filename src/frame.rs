@@ -216,6 +216,11 @@ impl OutputBuffer {
 /// past that, only its first [`KEPT_PREFIX_BYTES`] are kept and the rest is
 /// dropped as it arrives. Bytes already handed out are released lazily, on a
 /// later [`push`](LineDecoder::push), once they make up half of the buffer.
+///
+/// The buffer keeps its capacity from one line to the next. When the stream
+/// outgrows it, it grows 8-fold at a time up to the line limit (and only
+/// doubles past it), so a line of megabytes arriving in 64 KiB reads is moved
+/// to a larger buffer only a few times.
 pub struct LineDecoder {
     /// The longest line content accepted.
     max_line_bytes: usize,

@@ -329,6 +329,82 @@ impl<'a> Keywords<'a> {
         }
         k
     }
+
+    /// The entries of `type` when it constrains the type: a name, or a non-empty
+    /// array of names that are all type names. Empty otherwise (the keyword is
+    /// absent, or malformed and so ignored).
+    fn type_names(&self) -> &'a [Value] {
+        let names: &[Value] = match self.type_names {
+            Some(name @ Value::String(_)) => core::slice::from_ref(name),
+            Some(Value::Array(names)) => names,
+            _ => return &[],
+        };
+        // A name that is not a type makes the whole keyword malformed: ignored.
+        if names.iter().all(|name| JsonType::named_by(name).is_some()) {
+            names
+        } else {
+            &[]
+        }
+    }
+
+    /// The bounds on a number, in the order they are checked.
+    fn bounds(&self) -> [(Option<&'a Number>, Bound); 4] {
+        let number = |keyword: Option<&'a Value>| keyword.and_then(Value::as_number);
+        let flag = |keyword: Option<&'a Value>| keyword.and_then(Value::as_bool).unwrap_or(false);
+        // Draft 4 writes exclusivity as a boolean beside `minimum`/`maximum`.
+        let lower = if flag(self.exclusive_minimum) {
+            Bound::Above
+        } else {
+            Bound::AtLeast
+        };
+        let upper = if flag(self.exclusive_maximum) {
+            Bound::Below
+        } else {
+            Bound::AtMost
+        };
+        [
+            (number(self.minimum), lower),
+            (number(self.exclusive_minimum), Bound::Above),
+            (number(self.maximum), upper),
+            (number(self.exclusive_maximum), Bound::Below),
+        ]
+    }
+
+    /// The limits of a `min…`/`max…` pair.
+    fn limits(min: Option<&Value>, max: Option<&Value>) -> (Option<u64>, Option<u64>) {
+        (min.and_then(Value::as_u64), max.and_then(Value::as_u64))
+    }
+
+    /// The schemas of an array's elements: by position, then for the rest.
+    fn element_schemas(&self) -> (&'a [Value], Option<&'a Value>) {
+        match (self.prefix_items, self.items) {
+            (Some(Value::Array(prefix)), rest) => (prefix, rest),
+            (_, Some(Value::Array(tuple))) => (tuple, self.additional_items),
+            (_, rest) => (&[], rest),
+        }
+    }
+
+    /// The names an object must have.
+    fn required(&self) -> impl Iterator<Item = &'a Str> {
+        let names = match self.required {
+            Some(Value::Array(names)) => names.as_slice(),
+            _ => &[],
+        };
+        names.iter().filter_map(|name| match name {
+            Value::String(name) => Some(name),
+            _ => None,
+        })
+    }
+
+    /// The schemas of an object's members: by name, and for the other names.
+    fn member_schemas(&self) -> (Option<&'a Object>, Option<&'a Value>) {
+        let properties = self.properties.and_then(Value::as_object);
+        let additional = match self.pattern_properties {
+            Some(Value::Object(patterns)) if !patterns.is_empty() => None,
+            _ => self.additional_properties,
+        };
+        (properties, additional)
+    }
 }
 
 impl<'a> Validator<'a> {
@@ -358,18 +434,10 @@ impl<'a> Validator<'a> {
     }
 
     fn check_type(&self, keywords: &Keywords<'_>, instance: &Value) -> Result<(), SchemaError> {
-        let names: &[Value] = match keywords.type_names {
-            Some(name @ Value::String(_)) => core::slice::from_ref(name),
-            Some(Value::Array(names)) if !names.is_empty() => names,
-            _ => return Ok(()),
-        };
-        for name in names {
-            match JsonType::named_by(name) {
-                // A name that is not a type makes the whole keyword malformed: ignored.
-                None => return Ok(()),
-                Some(t) if t.accepts(instance) => return Ok(()),
-                Some(_) => {}
-            }
+        let names = keywords.type_names();
+        let accepts = |name| JsonType::named_by(name).is_some_and(|t| t.accepts(instance));
+        if names.is_empty() || names.iter().any(accepts) {
+            return Ok(());
         }
         let types: Vec<JsonType> = names.iter().filter_map(JsonType::named_by).collect();
         let expected = Listed {
@@ -422,26 +490,7 @@ impl<'a> Validator<'a> {
     }
 
     fn check_bounds(&self, keywords: &Keywords<'a>, n: &'a Number) -> Result<(), SchemaError> {
-        let number = |keyword: Option<&'a Value>| keyword.and_then(Value::as_number);
-        let flag = |keyword: Option<&'a Value>| keyword.and_then(Value::as_bool).unwrap_or(false);
-        // Draft 4 writes exclusivity as a boolean beside `minimum`/`maximum`.
-        let lower = if flag(keywords.exclusive_minimum) {
-            Bound::Above
-        } else {
-            Bound::AtLeast
-        };
-        let upper = if flag(keywords.exclusive_maximum) {
-            Bound::Below
-        } else {
-            Bound::AtMost
-        };
-        let bounds = [
-            (number(keywords.minimum), lower),
-            (number(keywords.exclusive_minimum), Bound::Above),
-            (number(keywords.maximum), upper),
-            (number(keywords.exclusive_maximum), Bound::Below),
-        ];
-        for (limit, bound) in bounds {
+        for (limit, bound) in keywords.bounds() {
             let Some(limit) = limit else { continue };
             if !bound.holds(compare_numbers(n, limit)) {
                 return Err(self.fail(format_args!(
@@ -459,30 +508,26 @@ impl<'a> Validator<'a> {
         if keywords.min_length.is_none() && keywords.max_length.is_none() {
             return Ok(());
         }
-        // Characters are the bytes that do not continue a UTF-8 sequence; counted
-        // from the bytes, as the text needs no second check.
-        let characters = s.as_bytes().iter().filter(|&&b| b & 0xC0 != 0x80).count();
-        let limits = (keywords.min_length, keywords.max_length);
-        self.check_count(limits, "character", characters)
+        let limits = Keywords::limits(keywords.min_length, keywords.max_length);
+        self.check_count(limits, "character", characters(s))
     }
 
     /// Checks a count against the values of a pair of `min…`/`max…` keywords.
     fn check_count(
         &self,
-        (min, max): (Option<&Value>, Option<&Value>),
+        (min, max): (Option<u64>, Option<u64>),
         unit: &str,
         count: usize,
     ) -> Result<(), SchemaError> {
         let count = count as u64;
-        let limit = |keyword: Option<&Value>| keyword.and_then(Value::as_u64);
         let plural = |n: u64| if n == 1 { "" } else { "s" };
-        if let Some(min) = limit(min).filter(|&min| count < min) {
+        if let Some(min) = min.filter(|&min| count < min) {
             return Err(self.fail(format_args!(
                 "Expected at least {min} {unit}{}, found {count}",
                 plural(min)
             )));
         }
-        if let Some(max) = limit(max).filter(|&max| count > max) {
+        if let Some(max) = max.filter(|&max| count > max) {
             return Err(self.fail(format_args!(
                 "Expected at most {max} {unit}{}, found {count}",
                 plural(max)
@@ -496,14 +541,9 @@ impl<'a> Validator<'a> {
         keywords: &Keywords<'a>,
         elements: &'a [Value],
     ) -> Result<(), SchemaError> {
-        let limits = (keywords.min_items, keywords.max_items);
+        let limits = Keywords::limits(keywords.min_items, keywords.max_items);
         self.check_count(limits, "item", elements.len())?;
-        let (by_position, rest): (&[Value], Option<&Value>) =
-            match (keywords.prefix_items, keywords.items) {
-                (Some(Value::Array(prefix)), rest) => (prefix, rest),
-                (_, Some(Value::Array(tuple))) => (tuple, keywords.additional_items),
-                (_, rest) => (&[], rest),
-            };
+        let (by_position, rest) = keywords.element_schemas();
         if !elements.is_empty() && (!by_position.is_empty() || rest.is_some()) {
             let elements = elements.iter().enumerate();
             self.frames.push(Frame::Elements {
@@ -520,22 +560,13 @@ impl<'a> Validator<'a> {
         keywords: &Keywords<'a>,
         members: &'a Object,
     ) -> Result<(), SchemaError> {
-        if let Some(Value::Array(required)) = keywords.required {
-            let names = required.iter().filter_map(|name| match name {
-                Value::String(name) => Some(name),
-                _ => None,
-            });
-            for name in names {
-                if !members.contains_key(name) {
-                    return Err(self.fail_member("Missing required", name));
-                }
-            }
+        if let Some(name) = keywords
+            .required()
+            .find(|&name| !members.contains_key(name))
+        {
+            return Err(self.fail_member("Missing required", name));
         }
-        let properties = keywords.properties.and_then(Value::as_object);
-        let additional = match keywords.pattern_properties {
-            Some(Value::Object(patterns)) if !patterns.is_empty() => None,
-            _ => keywords.additional_properties,
-        };
+        let (properties, additional) = keywords.member_schemas();
         if !members.is_empty() && (properties.is_some() || additional.is_some()) {
             let members = members.iter();
             self.frames.push(Frame::Members {
@@ -579,7 +610,7 @@ impl<'a> Validator<'a> {
 }
 
 /// How a number must compare with a limit.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Bound {
     AtLeast,
     Above,
@@ -608,6 +639,12 @@ impl Bound {
     }
 }
 
+/// A string's length in Unicode scalar values: the bytes that do not continue a
+/// UTF-8 sequence, counted from the bytes, as the text needs no second check.
+fn characters(s: &Str) -> usize {
+    s.as_bytes().iter().filter(|&&b| b & 0xC0 != 0x80).count()
+}
+
 fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars
@@ -617,7 +654,7 @@ fn is_identifier(name: &str) -> bool {
 }
 
 /// The JSON Schema type names.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum JsonType {
     Null,
     Boolean,
@@ -675,6 +712,214 @@ impl JsonType {
 impl fmt::Display for JsonType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A schema prepared for checking many inputs.
+// ---------------------------------------------------------------------------
+
+/// A schema read once, for checking many inputs against it: what an endpoint keeps
+/// for each tool's `inputSchema`.
+///
+/// [`validate`](PreparedSchema::validate) gives exactly what [`validate`] gives.
+/// The keywords of every schema in it are read when it is prepared, so an input is
+/// checked without looking any keyword up; an input it turns down is checked again
+/// by [`validate`], which finds and describes the first error.
+///
+/// ```
+/// use dhara_protocol::json::{Object, Value};
+/// use dhara_protocol::schema::{PreparedSchema, validate};
+///
+/// let schema = Value::Object(Object::from_iter([("required", Value::from(vec!["url"]))]));
+/// let prepared = PreparedSchema::new(schema.clone());
+/// let input = Value::Object(Object::from_iter([("url", Value::from("https://a.b"))]));
+/// assert_eq!(prepared.validate(&input), Ok(()));
+/// let empty = Value::Object(Object::new());
+/// assert_eq!(prepared.validate(&empty), validate(&schema, &empty));
+/// ```
+#[derive(Clone, Debug)]
+pub struct PreparedSchema {
+    schema: Value,
+    /// The schema, read; `None` when it nests deeper than [`PREPARED_DEPTH`], and
+    /// every input is left to [`validate`].
+    root: Option<Node>,
+    /// The keywords of each schema object in it, read.
+    rules: Vec<Rules>,
+}
+
+/// How deeply a prepared schema may nest its schemas; a deeper one is checked by
+/// [`validate`] alone.
+const PREPARED_DEPTH: usize = 32;
+
+/// One schema, read.
+#[derive(Clone, Copy, Debug)]
+enum Node {
+    /// Accepts everything: `true`, and any value that is neither an object nor
+    /// `false`.
+    Anything,
+    /// `false`.
+    Nothing,
+    /// An object of keywords: its [`Rules`], by index.
+    Rules(usize),
+}
+
+/// What the keywords of one schema object ask, as [`Validator::visit`] applies them.
+#[derive(Clone, Debug, Default)]
+struct Rules {
+    /// The types accepted; empty for any.
+    types: Vec<JsonType>,
+    allowed: Option<Vec<Value>>,
+    constant: Option<Value>,
+    bounds: Vec<(Number, Bound)>,
+    length: (Option<u64>, Option<u64>),
+    item_count: (Option<u64>, Option<u64>),
+    by_position: Vec<Node>,
+    rest: Option<Node>,
+    required: Vec<Str>,
+    /// The schemas of members by name, in the schema's order (the last of a name
+    /// counts).
+    properties: Vec<(Str, Node)>,
+    /// The schema of the other members (`false`: none allowed).
+    additional: Option<Node>,
+}
+
+impl PreparedSchema {
+    /// Reads `schema` for checking inputs against it.
+    pub fn new(schema: Value) -> PreparedSchema {
+        let mut prepared = PreparedSchema {
+            schema: Value::Null,
+            root: None,
+            rules: Vec::new(),
+        };
+        prepared.root = prepared.read(&schema, 0);
+        prepared.schema = schema;
+        prepared
+    }
+
+    /// The schema it was prepared from.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Checks `instance` against the schema: exactly what [`validate`] gives.
+    pub fn validate(&self, instance: &Value) -> Result<(), SchemaError> {
+        match self.root {
+            Some(root) if self.fits(root, instance) => Ok(()),
+            _ => validate(&self.schema, instance),
+        }
+    }
+
+    /// Reads the schema `schema`, nested `depth` schemas deep; `None` past
+    /// [`PREPARED_DEPTH`].
+    fn read(&mut self, schema: &Value, depth: usize) -> Option<Node> {
+        let keywords = match schema {
+            Value::Object(keywords) => Keywords::of(keywords),
+            Value::Bool(false) => return Some(Node::Nothing),
+            _ => return Some(Node::Anything),
+        };
+        if depth >= PREPARED_DEPTH {
+            return None;
+        }
+        let (by_position, rest) = keywords.element_schemas();
+        let (properties, additional) = keywords.member_schemas();
+        let mut rules = Rules {
+            types: keywords
+                .type_names()
+                .iter()
+                .filter_map(JsonType::named_by)
+                .collect(),
+            allowed: match keywords.allowed {
+                Some(Value::Array(allowed)) => Some(allowed.clone()),
+                _ => None,
+            },
+            constant: keywords.constant.cloned(),
+            bounds: keywords
+                .bounds()
+                .into_iter()
+                .filter_map(|(limit, bound)| Some((limit?.clone(), bound)))
+                .collect(),
+            length: Keywords::limits(keywords.min_length, keywords.max_length),
+            item_count: Keywords::limits(keywords.min_items, keywords.max_items),
+            required: keywords.required().cloned().collect(),
+            ..Rules::default()
+        };
+        for schema in by_position {
+            rules.by_position.push(self.read(schema, depth + 1)?);
+        }
+        if let Some(schema) = rest {
+            rules.rest = Some(self.read(schema, depth + 1)?);
+        }
+        for (name, schema) in properties.map(Object::iter).into_iter().flatten() {
+            rules
+                .properties
+                .push((name.clone(), self.read(schema, depth + 1)?));
+        }
+        rules.additional = match additional {
+            Some(Value::Bool(false)) => Some(Node::Nothing),
+            Some(schema) => Some(self.read(schema, depth + 1)?),
+            None => None,
+        };
+        self.rules.push(rules);
+        Some(Node::Rules(self.rules.len() - 1))
+    }
+
+    /// Whether `instance` fits `node`, as [`Validator::visit`] and the checks of its
+    /// children decide. Recurses once per schema level, at most [`PREPARED_DEPTH`].
+    fn fits(&self, node: Node, instance: &Value) -> bool {
+        let rules = match node {
+            Node::Anything => return true,
+            Node::Nothing => return false,
+            Node::Rules(index) => match self.rules.get(index) {
+                Some(rules) => rules,
+                None => return false,
+            },
+        };
+        let typed = rules.types.is_empty() || rules.types.iter().any(|t| t.accepts(instance));
+        let allowed = rules.allowed.as_ref();
+        if !typed
+            || allowed.is_some_and(|allowed| !allowed.iter().any(|a| json_equal(a, instance)))
+            || rules
+                .constant
+                .as_ref()
+                .is_some_and(|c| !json_equal(c, instance))
+        {
+            return false;
+        }
+        let within = |(min, max): (Option<u64>, Option<u64>), count: usize| {
+            let count = count as u64;
+            min.is_none_or(|min| count >= min) && max.is_none_or(|max| count <= max)
+        };
+        match instance {
+            Value::Number(n) => rules
+                .bounds
+                .iter()
+                .all(|(limit, bound)| bound.holds(compare_numbers(n, limit))),
+            Value::String(s) => rules.length == (None, None) || within(rules.length, characters(s)),
+            Value::Array(elements) => {
+                within(rules.item_count, elements.len())
+                    && elements.iter().enumerate().all(|(index, element)| {
+                        match rules.by_position.get(index).copied().or(rules.rest) {
+                            Some(node) => self.fits(node, element),
+                            None => true,
+                        }
+                    })
+            }
+            Value::Object(members) => {
+                let property = |name: &Str| {
+                    let found = rules.properties.iter().rev().find(|(n, _)| n == name);
+                    found.map(|(_, node)| *node)
+                };
+                rules.required.iter().all(|name| members.contains_key(name))
+                    && members.iter().all(|(name, value)| {
+                        match property(name).or(rules.additional) {
+                            Some(node) => self.fits(node, value),
+                            None => true,
+                        }
+                    })
+            }
+            Value::Null | Value::Bool(_) => true,
+        }
     }
 }
 
@@ -944,5 +1189,67 @@ impl<T: fmt::Display> fmt::Display for Listed<'_, T> {
             write!(f, ", … ({} in all)", self.items.len())?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json;
+
+    /// Valid inputs are accepted by the prepared schema itself, with no second look.
+    #[test]
+    fn valid_inputs_fit_a_prepared_schema() {
+        let cases: [(&str, &str); 5] = [
+            (
+                r#"{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}"#,
+                r#"{"path":"src/lib.rs","limit":3,"recursive":true}"#,
+            ),
+            (
+                r#"{"type":"object","additionalProperties":false,"properties":{"n":{"type":"integer","minimum":1,"maximum":10}}}"#,
+                r#"{"n":10.0}"#,
+            ),
+            (
+                r#"{"type":["array","null"],"items":{"enum":["a",1,{"b":[2]}]},"minItems":1}"#,
+                r#"["a",1.0,{"b":[2e0]}]"#,
+            ),
+            (
+                r#"{"prefixItems":[{"const":"x"}],"items":{"type":"string","maxLength":2}}"#,
+                r#"["x","é!"]"#,
+            ),
+            (
+                r#"{"properties":{"a":true,"b":{}},"additionalProperties":{"type":"null"}}"#,
+                r#"{"a":1,"b":[],"c":null}"#,
+            ),
+        ];
+        for (schema, input) in cases {
+            let (schema, input) = (
+                json::parse(schema.as_bytes()),
+                json::parse(input.as_bytes()),
+            );
+            let (Ok(schema), Ok(input)) = (schema, input) else {
+                panic!("the cases are JSON");
+            };
+            let prepared = PreparedSchema::new(schema.clone());
+            assert_eq!(validate(&schema, &input), Ok(()));
+            let root = prepared.root.expect("a shallow schema is read whole");
+            assert!(prepared.fits(root, &input), "{schema}");
+        }
+    }
+
+    /// A schema nested too deeply to prepare is left to `validate`.
+    #[test]
+    fn deep_schemas_are_left_to_validate() {
+        let mut schema = Value::Object(Object::from_iter([("type", Value::from("string"))]));
+        let mut input = Value::from("x");
+        for _ in 0..PREPARED_DEPTH + 1 {
+            schema = Value::Object(Object::from_iter([("items", schema)]));
+            input = Value::Array(alloc::vec![input]);
+        }
+        let prepared = PreparedSchema::new(schema.clone());
+        assert!(prepared.root.is_none());
+        assert_eq!(prepared.validate(&input), Ok(()));
+        let wrong = Value::Array(alloc::vec![Value::from(1)]);
+        assert_eq!(prepared.validate(&wrong), validate(&schema, &wrong));
     }
 }

@@ -2,7 +2,7 @@
 //! its answers are deterministic, and it compares numbers exactly.
 
 use dhara_protocol::json::{Number, Object, Value};
-use dhara_protocol::schema::validate;
+use dhara_protocol::schema::{PreparedSchema, validate};
 use proptest::prelude::*;
 
 fn number() -> impl Strategy<Value = Number> {
@@ -113,6 +113,15 @@ proptest! {
             prop_assert!(e.path().starts_with('$'));
             prop_assert!(!e.message().is_empty());
         }
+    }
+
+    /// A prepared schema gives what `validate` gives, errors included, for every
+    /// schema (well- or ill-formed) and input.
+    #[test]
+    fn a_prepared_schema_checks_as_validate_does(schema in schema(), instance in value()) {
+        let prepared = PreparedSchema::new(schema.clone());
+        prop_assert_eq!(prepared.validate(&instance), validate(&schema, &instance));
+        prop_assert_eq!(prepared.schema(), &schema);
     }
 
     #[test]

@@ -175,7 +175,7 @@ impl Extension {
             Ok(params) => params,
             Err(e) => return self.reply_error(route, id, invalid_params(&e)),
         };
-        let Some(tool) = self.registry.find(&tool_name) else {
+        let Some((_, input_schema)) = self.registry.find(&tool_name) else {
             let error = ErrorObject::new(
                 ErrorCode::InvalidParams,
                 format!("Unknown tool '{tool_name}'"),
@@ -184,7 +184,7 @@ impl Extension {
             return self.reply_error(route, id, error);
         };
         if self.config.validate_input {
-            if let Err(e) = tool.check_input(&input) {
+            if let Err(e) = input_schema.map_or(Ok(()), |schema| schema.validate(&input)) {
                 let error =
                     ErrorObject::new(ErrorCode::InvalidParams, e.message()).with_data(data([
                         ("toolName", Value::from(tool_name)),

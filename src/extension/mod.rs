@@ -44,9 +44,10 @@
 mod batch;
 mod dispatch;
 mod events;
+mod pending;
 mod registry;
 
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -58,6 +59,7 @@ use crate::json::Value;
 use crate::message::{Progress, Tool, ToolList, ToolResult, method};
 use crate::rpc::{self, ErrorObject, Id, Response};
 use batch::{BatchId, Batches};
+use pending::PendingRequests;
 use registry::Registry;
 
 pub use crate::message::NOT_INITIALIZED;
@@ -276,7 +278,7 @@ pub struct Extension {
     /// The output buffer, reused for every message.
     out: frame::OutputBuffer,
     events: VecDeque<Event>,
-    pending: BTreeMap<RequestId, Pending>,
+    pending: PendingRequests,
     batches: Batches,
     /// The last request handle given out (0: none yet).
     last_request: u64,
@@ -303,7 +305,7 @@ impl Extension {
             config,
             out: frame::OutputBuffer::new(),
             events: VecDeque::new(),
-            pending: BTreeMap::new(),
+            pending: PendingRequests::default(),
             batches: Batches::default(),
             last_request: 0,
             initialized: false,
@@ -414,7 +416,7 @@ impl Extension {
     /// JSON-RPC id as its `id` member. Any number of times before the answer.
     pub fn progress(&mut self, request: RequestId, message: &str) -> Result<(), UsageError> {
         // The request's id is written from where it is kept, without a copy.
-        let Some(pending) = self.pending.get(&request) else {
+        let Some(pending) = self.pending.get(request) else {
             return Err(self.not_pending(request));
         };
         self.out.write_line(|buf| {
@@ -447,7 +449,7 @@ impl Extension {
 
     /// The JSON-RPC id of a pending request; `None` once it is answered.
     pub fn rpc_id(&self, request: RequestId) -> Option<&Id> {
-        self.pending.get(&request).map(|p| &p.id)
+        self.pending.get(request).map(|p| &p.id)
     }
 
     /// How many requests wait for the author's answer.
@@ -485,12 +487,12 @@ impl Extension {
         if let Route::Batch(batch) = route {
             self.batches.expect(batch);
         }
-        self.pending.insert(request, Pending { id, route });
+        self.pending.push(request, Pending { id, route });
         Some(request)
     }
 
     fn take_pending(&mut self, request: RequestId) -> Result<Pending, UsageError> {
-        match self.pending.remove(&request) {
+        match self.pending.remove(request) {
             Some(pending) => Ok(pending),
             None => Err(self.not_pending(request)),
         }

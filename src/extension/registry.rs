@@ -5,6 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::message::Tool;
+use crate::schema::PreparedSchema;
 
 /// The declared tools, in the order the author gave them, with an index by name.
 ///
@@ -13,6 +14,8 @@ use crate::message::Tool;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Registry {
     tools: Vec<Tool>,
+    /// Each tool's `inputSchema`, prepared for checking inputs.
+    input_schemas: Vec<Option<PreparedSchema>>,
     by_name: BTreeMap<String, usize>,
 }
 
@@ -22,7 +25,12 @@ impl Registry {
         for (index, tool) in tools.iter().enumerate() {
             by_name.entry(tool.name.clone()).or_insert(index);
         }
-        Registry { tools, by_name }
+        let input_schemas = tools.iter().map(Tool::prepare_input_schema).collect();
+        Registry {
+            tools,
+            input_schemas,
+            by_name,
+        }
     }
 
     /// Every tool, in declaration order.
@@ -30,10 +38,10 @@ impl Registry {
         &self.tools
     }
 
-    /// The tool named `name`.
-    pub(crate) fn find(&self, name: &str) -> Option<&Tool> {
-        self.by_name
-            .get(name)
-            .and_then(|&index| self.tools.get(index))
+    /// The tool named `name`, with its prepared `inputSchema` if it has one.
+    pub(crate) fn find(&self, name: &str) -> Option<(&Tool, Option<&PreparedSchema>)> {
+        let &index = self.by_name.get(name)?;
+        let tool = self.tools.get(index)?;
+        Some((tool, self.input_schemas.get(index)?.as_ref()))
     }
 }

@@ -7,7 +7,7 @@
 //! ends nothing of it is kept except its id and how it ended, in a ring of
 //! `Config::recent_ids` entries, so a late or duplicate reply is reported as such.
 
-use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
+use alloc::collections::{BTreeSet, VecDeque};
 
 use super::timers::Deadline;
 use crate::rpc::Id;
@@ -85,7 +85,9 @@ pub(crate) enum Match {
 #[derive(Debug)]
 pub(crate) struct Calls {
     next: u64,
-    in_flight: BTreeMap<CallId, Call>,
+    /// The calls in flight in the order they were issued, which is the order of
+    /// their ids: a new one goes at the back, and one is found by binary search.
+    in_flight: VecDeque<(CallId, Call)>,
     /// `(deadline, call)` for every call in flight, earliest first.
     deadlines: BTreeSet<(Instant, CallId)>,
     recent: VecDeque<(CallId, EndReason)>,
@@ -96,7 +98,7 @@ impl Calls {
     pub(crate) fn new(recent_capacity: usize) -> Calls {
         Calls {
             next: 1,
-            in_flight: BTreeMap::new(),
+            in_flight: VecDeque::new(),
             deadlines: BTreeSet::new(),
             recent: VecDeque::new(),
             recent_capacity,
@@ -113,13 +115,13 @@ impl Calls {
         let id = CallId(self.next);
         self.next = self.next.saturating_add(1);
         self.deadlines.insert((call.deadline.at(), id));
-        self.in_flight.insert(id, call);
+        self.in_flight.push_back((id, call));
         id
     }
 
     /// Ends a call in flight, remembering how.
     pub(crate) fn end(&mut self, id: CallId, how: Option<EndReason>) -> Option<Call> {
-        let call = self.in_flight.remove(&id)?;
+        let (_, call) = self.in_flight.remove(self.position(id)?)?;
         self.deadlines.remove(&(call.deadline.at(), id));
         if let Some(how) = how {
             self.remember(id, how);
@@ -146,7 +148,7 @@ impl Calls {
             return Match::Unknown;
         }
         let id = CallId(n);
-        if let Some(call) = self.in_flight.get(&id) {
+        if let Some(call) = self.get(id) {
             return Match::InFlight(id, call.kind);
         }
         let how = self
@@ -159,13 +161,22 @@ impl Calls {
     }
 
     pub(crate) fn get(&self, id: CallId) -> Option<&Call> {
-        self.in_flight.get(&id)
+        let at = self.position(id)?;
+        self.in_flight.get(at).map(|(_, call)| call)
+    }
+
+    /// Where the call `id` is in `in_flight`.
+    fn position(&self, id: CallId) -> Option<usize> {
+        match self.in_flight.front() {
+            Some((first, _)) if *first == id => Some(0),
+            _ => self.in_flight.binary_search_by_key(&id, |(c, _)| *c).ok(),
+        }
     }
 
     /// Moves a call's deadline for progress reported at `now`, when its policy says
     /// so (see [`Deadline::after_progress`]).
     pub(crate) fn extend_deadline(&mut self, id: CallId, now: Instant) {
-        let Some(call) = self.in_flight.get_mut(&id) else {
+        let Some((_, call)) = self.position(id).and_then(|at| self.in_flight.get_mut(at)) else {
             return;
         };
         if let Some(later) = call.deadline.after_progress(now) {
@@ -182,7 +193,7 @@ impl Calls {
 
     /// The call with the lowest id.
     pub(crate) fn first(&self) -> Option<CallId> {
-        self.in_flight.keys().next().copied()
+        self.in_flight.front().map(|(id, _)| *id)
     }
 
     /// The call in flight, if there is exactly one.

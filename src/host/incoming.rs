@@ -234,12 +234,12 @@ impl Core {
         let result = outcome.map_err(|error| CallError::Rpc(error.into_owned()))?;
         let reply = match kind {
             CallKind::Initialize => InitializeResult::from_raw(result).map(|result| {
-                self.tools = result.tools.clone();
+                self.set_tools(&result.tools);
                 self.server_info = Some((result.name.clone(), result.version.clone()));
                 Reply::Initialized(result)
             }),
             CallKind::ListTools => ToolList::from_raw(result).map(|list| {
-                self.tools = list.tools.clone();
+                self.set_tools(&list.tools);
                 Reply::Tools(list)
             }),
             CallKind::Execute => ToolResult::from_raw(result).map(Reply::Executed),
@@ -257,7 +257,7 @@ impl Core {
             }
             method::TOOLS_LIST => match ToolList::from_raw(params_or_null) {
                 Ok(list) => {
-                    self.tools = list.tools.clone();
+                    self.set_tools(&list.tools);
                     self.events
                         .push_back(Event::ToolsChanged { tools: list.tools });
                 }

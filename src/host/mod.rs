@@ -30,6 +30,7 @@ use crate::frame::{self, LineDecoder};
 use crate::json::Value;
 use crate::message::{ExecuteParams, InitializeParams, Tool, method};
 use crate::rpc::{self, Id, Response};
+use crate::schema::PreparedSchema;
 use crate::time::Instant;
 
 use calls::{Call, CallKind, Calls};
@@ -293,6 +294,8 @@ pub struct Core {
     now: Instant,
     calls: Calls,
     tools: Vec<Tool>,
+    /// Each tool's `inputSchema`, prepared for checking inputs (set with `tools`).
+    input_schemas: Vec<Option<PreparedSchema>>,
     server_info: Option<(String, String)>,
 
     decoder: LineDecoder,
@@ -323,6 +326,7 @@ impl Core {
             now: Instant::ZERO,
             calls: Calls::new(config.recent_ids),
             tools: Vec::new(),
+            input_schemas: Vec::new(),
             server_info: None,
             decoder: LineDecoder::with_max_line_bytes(config.max_line_bytes),
             batch: incoming::Batch::default(),
@@ -401,13 +405,21 @@ impl Core {
     ) -> Result<CallId, UsageError> {
         self.check_ready()?;
         self.check_capacity()?;
-        let Some(tool) = self.tools.iter().find(|t| t.name == tool_name) else {
+        let Some(index) = self.tools.iter().position(|t| t.name == tool_name) else {
             return Err(UsageError::UnknownTool {
                 name: String::from(tool_name),
             });
         };
         if self.config.validate_input {
-            if let Err(error) = tool.check_input(input) {
+            let checked = match self.input_schemas.get(index) {
+                Some(Some(schema)) => schema.validate(input),
+                Some(None) => Ok(()),
+                None => self
+                    .tools
+                    .get(index)
+                    .map_or(Ok(()), |t| t.check_input(input)),
+            };
+            if let Err(error) = checked {
                 return Err(UsageError::InvalidInput {
                     tool: String::from(tool_name),
                     error,
@@ -623,6 +635,12 @@ impl Core {
     }
 
     // ---- Shared steps -------------------------------------------------------------
+
+    /// Replaces the tools the extension offers.
+    fn set_tools(&mut self, tools: &[Tool]) {
+        self.input_schemas = tools.iter().map(Tool::prepare_input_schema).collect();
+        self.tools = tools.to_vec();
+    }
 
     fn observe(&mut self, now: Instant) {
         self.now = self.now.max(now);
