@@ -114,8 +114,37 @@ impl Str {
     pub(crate) fn from_checked_bytes(bytes: &[u8]) -> Option<Str> {
         match Str::inline(bytes) {
             Some(s) => Some(s),
-            None => core::str::from_utf8(bytes).ok().map(Str::from),
+            None if bytes.len() <= Str::PIECE_BYTES => {
+                core::str::from_utf8(bytes).ok().map(Str::from)
+            }
+            None => Str::boxed_in_pieces(bytes),
         }
+    }
+
+    /// How much of a long text is checked, then copied, at a time.
+    const PIECE_BYTES: usize = 16 * 1024;
+
+    /// A long text checked and copied a piece at a time, each piece copied while
+    /// the check has just brought it into the cache (rather than checking all of a
+    /// text of megabytes, then reading it all again to copy it). Pieces end on
+    /// character boundaries.
+    #[inline(never)]
+    fn boxed_in_pieces(bytes: &[u8]) -> Option<Str> {
+        let mut text = String::with_capacity(bytes.len());
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let mut end = rest.len().min(Str::PIECE_BYTES);
+            // Back up to the start of a character (at most three continuation bytes).
+            while rest.get(end).is_some_and(|&b| b & 0xC0 == 0x80) && end > 0 {
+                end -= 1;
+            }
+            let (piece, after) = rest.split_at(end.max(1).min(rest.len()));
+            text.push_str(core::str::from_utf8(piece).ok()?);
+            rest = after;
+        }
+        Some(Str {
+            repr: Repr::Heap(text.into_boxed_str()),
+        })
     }
 
     /// The text `window[..len]`, whose bytes the caller has already checked to be
@@ -311,6 +340,31 @@ impl fmt::Display for Str {
 mod tests {
     use super::*;
     use alloc::vec::Vec;
+
+    /// Long texts are checked and copied in pieces: characters of every length
+    /// straddling every piece boundary come out whole, and bytes that are not UTF-8
+    /// anywhere, at a boundary included, are refused.
+    #[test]
+    fn long_texts_are_checked_and_copied_in_pieces() {
+        let piece = Str::PIECE_BYTES;
+        for c in ['a', 'é', '€', '𝄞'] {
+            for shift in 0..4 {
+                let text: String =
+                    "x".repeat(piece - shift) + &String::from(c).repeat(piece / c.len_utf8() + 3);
+                let checked = Str::from_checked_bytes(text.as_bytes());
+                assert_eq!(checked.as_deref(), Some(text.as_str()), "{c} {shift}");
+                for bad_at in [0, piece - 1, piece, piece + 1, text.len() - 1] {
+                    let mut bytes = text.clone().into_bytes();
+                    bytes[bad_at] = 0xFF;
+                    assert_eq!(
+                        Str::from_checked_bytes(&bytes),
+                        None,
+                        "{c} {shift} {bad_at}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn up_to_the_inline_capacity_stays_inline() {
