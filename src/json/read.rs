@@ -1085,59 +1085,63 @@ pub(super) const WINDOW: usize = 32;
 /// becomes a bit mask of them (bit `k` for `bytes[base + k]`), and the next one is
 /// the lowest bit set from some position on. Text dense with escapes is so walked
 /// without a search, or a hard-to-predict branch, per run.
-pub(super) struct Specials {
+pub(super) type Specials = RunEnds<false>;
+
+/// The bytes that end runs of text, 64 at a time: [`Specials`], or, when `ASCII`,
+/// also every byte from 0x80 up (where [`skip`] checks a multi-byte character).
+pub(super) struct RunEnds<const ASCII: bool> {
     base: usize,
     mask: u64,
 }
 
-impl Specials {
+impl<const ASCII: bool> RunEnds<ASCII> {
     pub(super) const BLOCK: usize = 64;
 
-    /// The special bytes of the block starting at `bytes[at]`.
+    /// The bytes ending runs in the block starting at `bytes[at]`.
     #[inline]
-    pub(super) fn at(bytes: &[u8], at: usize) -> Specials {
-        Specials {
+    pub(super) fn at(bytes: &[u8], at: usize) -> RunEnds<ASCII> {
+        RunEnds {
             base: at,
-            mask: Specials::block(bytes, at),
+            mask: RunEnds::<ASCII>::block(bytes, at),
         }
     }
 
-    /// The index of the first special byte at or after `from` (which is never
+    /// The index of the first byte ending a run at or after `from` (which is never
     /// before the current block), or `bytes.len()`.
     #[inline(always)]
     pub(super) fn next(&mut self, bytes: &[u8], mut from: usize) -> usize {
         loop {
             let offset = from.saturating_sub(self.base);
-            if offset < Specials::BLOCK {
+            if offset < Self::BLOCK {
                 let left = self.mask & (u64::MAX << offset);
                 if left != 0 {
                     return self.base + left.trailing_zeros() as usize;
                 }
-                from = self.base + Specials::BLOCK;
+                from = self.base + Self::BLOCK;
             }
             if from >= bytes.len() {
                 return bytes.len();
             }
-            *self = Specials::at(bytes, from);
+            *self = RunEnds::at(bytes, from);
         }
     }
 
     /// The mask of the 64 bytes at `bytes[at..]` (fewer at the end of `bytes`).
     #[inline]
     fn block(bytes: &[u8], at: usize) -> u64 {
-        let Some(block) = bytes.get(at..at + Specials::BLOCK) else {
+        let Some(block) = bytes.get(at..at + Self::BLOCK) else {
             let tail = bytes.get(at..).unwrap_or_default();
             return tail
                 .iter()
                 .enumerate()
-                .filter(|&(_, &b)| is_special(b))
+                .filter(|&(_, &b)| ends_run::<ASCII>(b))
                 .fold(0, |mask, (k, _)| mask | 1 << k);
         };
-        // One byte per input byte, 1 where it is special: a loop the compiler
-        // turns into vector compares. Then each eight flags gather into eight bits.
-        let mut flags = [0u8; Specials::BLOCK];
+        // One byte per input byte, 1 where it ends a run: a loop the compiler turns
+        // into vector compares. Then each eight flags gather into eight bits.
+        let mut flags = [0u8; 64];
         for (flag, &b) in flags.iter_mut().zip(block) {
-            *flag = u8::from(is_special(b));
+            *flag = u8::from(ends_run::<ASCII>(b));
         }
         flags
             .chunks_exact(8)

@@ -15,8 +15,8 @@
 //! that is mostly ASCII so costs nothing more to check than to skip.
 
 use super::read::{
-    ARRAY, Nesting, OBJECT, SHORT_ESCAPES, characters_end, find_ascii_run_end, hex4, number_end,
-    special_or_high_bytes, word_at,
+    ARRAY, Nesting, OBJECT, RunEnds, SHORT_ESCAPES, characters_end, find_ascii_run_end, hex4,
+    number_end, special_or_high_bytes, word_at,
 };
 
 /// Where the value starting at `input[start]` (after optional whitespace) ends,
@@ -119,18 +119,48 @@ fn member_name_end(input: &[u8], i: usize) -> Result<usize, ()> {
 }
 
 /// After the string whose text starts at `input[i]`: the index past its closing
-/// quote. ASCII runs are found a word at a time; escapes and multi-byte characters
-/// are checked where they stand.
+/// quote. ASCII runs are found a word at a time and escapes and multi-byte
+/// characters checked where they stand; a string with more than
+/// [`SHORT_STRING_ESCAPES`] escapes is taken for text dense with them, and goes on
+/// in [`escaped_string_end`].
 #[inline(always)]
 fn string_end(input: &[u8], mut i: usize, strict: bool) -> Result<usize, ()> {
+    let mut escapes = 0;
     loop {
         i = run_end(input, i);
         match input.get(i) {
             Some(b'"') => return Ok(i + 1),
-            Some(b'\\') => i = escape_end(input, i, strict)?,
+            Some(b'\\') if escapes == SHORT_STRING_ESCAPES => {
+                return escaped_string_end(input, i, strict);
+            }
+            Some(b'\\') => {
+                escapes += 1;
+                i = escape_end(input, i, strict)?;
+            }
             Some(0x80..=0xFF) => i = characters_end(input, i).map_err(|_| ())?,
             _ => return Err(()),
         }
+    }
+}
+
+/// How many escapes a string is searched past a word at a time, before it is taken
+/// for text dense with escapes.
+const SHORT_STRING_ESCAPES: u32 = 3;
+
+/// [`string_end`] from an escape at `input[i]` on: walked from stop to stop with
+/// 64-byte masks of the bytes that end runs, so text dense with escapes (source
+/// code, say) costs no search per run.
+#[inline(never)]
+fn escaped_string_end(input: &[u8], mut i: usize, strict: bool) -> Result<usize, ()> {
+    let mut stops = RunEnds::<true>::at(input, i);
+    loop {
+        i = match input.get(i) {
+            Some(b'"') => return Ok(i + 1),
+            Some(b'\\') => escape_end(input, i, strict)?,
+            Some(0x80..=0xFF) => characters_end(input, i).map_err(|_| ())?,
+            _ => return Err(()),
+        };
+        i = stops.next(input, i);
     }
 }
 
@@ -229,6 +259,52 @@ mod tests {
                                 core::str::from_utf8(bytes).is_ok(),
                                 "{bytes:02X?}"
                             );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Strings with few and with many escapes (so walked both ways), with every
+    /// kind of fault at offsets on both sides of 64-byte block edges: the fast
+    /// check's verdict is the reader's.
+    #[test]
+    fn strings_dense_with_escapes_are_judged_as_the_reader_judges_them() {
+        let faults: [&[u8]; 9] = [
+            b"",
+            b"\\x01",
+            b"\\u00e9",
+            b"\\ud834\\udd1e",
+            b"\\ud800",
+            b"\\q",
+            b"\\u12",
+            b"\x01",
+            b"\xC3\x28",
+        ];
+        let tails: [&[u8]; 3] = [b"\"", b"\\t\"", b"\xE2\x82\xAC\""];
+        for escapes in 0..8 {
+            for pad in 0..70 {
+                for fault in faults {
+                    for tail in tails {
+                        let mut text = b"[\"".to_vec();
+                        for k in 0..escapes {
+                            let piece: &[u8] = if k % 2 == 0 { b"\\n" } else { b"ab\xC3\xA9" };
+                            text.extend_from_slice(piece);
+                        }
+                        text.extend(core::iter::repeat_n(b'x', pad));
+                        text.extend_from_slice(fault);
+                        text.extend_from_slice(tail);
+                        text.push(b']');
+                        for strict in [false, true] {
+                            let options = ParseOptions {
+                                max_depth: 8,
+                                strict_surrogates: strict,
+                            };
+                            let fast = value_end(&text, 0, 8, strict);
+                            let read = parse_with(&text, &options).map(|_| text.len());
+                            let shown = alloc::string::String::from_utf8_lossy(&text);
+                            assert_eq!(fast, read.map_err(|_| ()), "{shown} strict {strict}");
                         }
                     }
                 }
