@@ -347,7 +347,7 @@ fn read_optional_string(r: &mut Reader<'_>) -> Read<Option<String>> {
 fn read_flag(r: &mut Reader<'_>) -> Read<Option<bool>> {
     match r.peek() {
         Some(b'n') => r.skip_value().map(|_| Ok(None)),
-        Some(b't' | b'f') => Ok(Ok(Some(r.read_raw()?.as_str() == "true"))),
+        Some(b't' | b'f') => Ok(Ok(Some(r.read_raw()?.as_bytes() == b"true"))),
         _ => mistyped(r, A_BOOLEAN),
     }
 }
@@ -360,19 +360,16 @@ fn read_id(r: &mut Reader<'_>) -> Read<Option<Id>> {
             Id::Null
         }
         Some(b'"') => Id::String(r.read_string()?.0),
-        Some(b'-' | b'0'..=b'9') => {
-            let raw = r.read_raw()?;
-            match json::Number::from_text(raw.as_str()).filter(json::Number::is_integer) {
-                Some(n) => Id::Number(n),
-                None => {
-                    return Ok(Err(FieldError {
-                        path: String::new(),
-                        expected: AN_ID,
-                        found: Some("number"),
-                    }));
-                }
+        Some(b'-' | b'0'..=b'9') => match rpc::read_number(r)? {
+            n if n.is_integer() => Id::Number(n),
+            _ => {
+                return Ok(Err(FieldError {
+                    path: String::new(),
+                    expected: AN_ID,
+                    found: Some("number"),
+                }));
             }
-        }
+        },
         _ => return mistyped(r, AN_ID),
     };
     Ok(Ok(Some(id)))
@@ -1062,10 +1059,8 @@ impl<'a> Seen<'a> {
                 Seen::Null
             }
             Some(b'-' | b'0'..=b'9') => {
-                let number = json::Number::from_text(r.read_raw()?.as_str());
-                number
-                    .and_then(|n| n.as_u64())
-                    .map_or(Seen::Other, Seen::U64)
+                let number = rpc::read_number(r)?;
+                number.as_u64().map_or(Seen::Other, Seen::U64)
             }
             _ => {
                 r.skip_value()?;
