@@ -526,7 +526,7 @@ impl<'a> Reader<'a> {
         loop {
             match self.input.get(end) {
                 Some(b'"') => {
-                    sink.checked(self.input.get(first..end).unwrap_or_default(), place);
+                    sink.checked(self.input, first, end, place);
                     self.pos = end + 1;
                     return Ok(false);
                 }
@@ -1133,30 +1133,20 @@ impl Specials {
                 .filter(|&(_, &b)| is_special(b))
                 .fold(0, |mask, (k, _)| mask | 1 << k);
         };
-        block
+        // One byte per input byte, 1 where it is special: a loop the compiler
+        // turns into vector compares. Then each eight flags gather into eight bits.
+        let mut flags = [0u8; Specials::BLOCK];
+        for (flag, &b) in flags.iter_mut().zip(block) {
+            *flag = u8::from(is_special(b));
+        }
+        flags
             .chunks_exact(8)
             .enumerate()
-            .fold(0, |mask, (k, word)| {
-                let word = <[u8; 8]>::try_from(word).map_or(0, u64::from_le_bytes);
-                mask | word_mask(word) << (8 * k)
+            .fold(0, |mask, (k, eight)| {
+                let eight = <[u8; 8]>::try_from(eight).map_or(0, u64::from_le_bytes);
+                mask | (eight.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k)
             })
     }
-}
-
-/// One bit per byte of `word` (bit `k` for byte `k`), set for exactly the bytes a
-/// JSON string cannot hold raw. Unlike [`special_bytes`] no byte is flagged falsely:
-/// each byte's test is done in its own seven low bits, so nothing carries between
-/// bytes.
-#[inline(always)]
-fn word_mask(word: u64) -> u64 {
-    const LOW: u64 = !HIGH;
-    let low = word & LOW;
-    let not_quote = (low ^ (ONES * b'"' as u64)) + LOW;
-    let not_backslash = (low ^ (ONES * b'\\' as u64)) + LOW;
-    let not_control = low + ONES * (0x80 - 0x20);
-    let special = !((not_quote & not_backslash & not_control) | word) & HIGH;
-    // Gathers the high bit of byte k into bit 56 + k.
-    (special >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
 }
 
 // ---- What the grammar reports to ----------------------------------------------------
@@ -1232,9 +1222,9 @@ enum Place {
 trait Strings<'a> {
     /// Where decoded text goes.
     type Text: Text;
-    /// A string without escapes, as it is in the input, its bytes checked to be
-    /// UTF-8 as they were passed over.
-    fn checked(&mut self, s: &'a [u8], place: Place);
+    /// A string without escapes, `input[start..end]`, its bytes checked to be UTF-8
+    /// as they were passed over.
+    fn checked(&mut self, input: &'a [u8], start: usize, end: usize, place: Place);
     /// Where the string with escapes whose text goes on in `text` (UTF-8, up to the
     /// closing quote and beyond) is decoded to, its first run, `text[..first_run]`,
     /// taken already.
@@ -1262,7 +1252,8 @@ impl<'a> Strings<'a> for Cow<'a, str> {
     type Text = String;
     /// Borrowing needs a `&str`, which safe code gets only through a UTF-8 check:
     /// of this one string, which always passes.
-    fn checked(&mut self, s: &'a [u8], _: Place) {
+    fn checked(&mut self, input: &'a [u8], start: usize, end: usize, _: Place) {
+        let s = input.get(start..end).unwrap_or_default();
         *self = Cow::Borrowed(core::str::from_utf8(s).unwrap_or_default());
     }
     /// The text is handed out, so it is sized once, from where the string's closing
@@ -1299,7 +1290,7 @@ impl Text for Discard {
 
 impl Strings<'_> for Skip {
     type Text = Discard;
-    fn checked(&mut self, _: &[u8], _: Place) {}
+    fn checked(&mut self, _: &[u8], _: usize, _: usize, _: Place) {}
     fn start_text(&mut self, _: &str, _: usize) -> Discard {
         Discard
     }
@@ -1406,11 +1397,20 @@ impl Tree {
 
 impl Strings<'_> for Tree {
     type Text = String;
-    /// A short string is stored inline as it is, with no further check; a long one
-    /// is checked again as it is boxed (safe code cannot box a `str` otherwise).
+    /// A short string is stored inline as it is, with no further check (copied as
+    /// a fixed-size window of the input where the input goes on far enough); a long
+    /// one is checked again as it is boxed (safe code cannot box a `str` otherwise).
     #[inline]
-    fn checked(&mut self, s: &[u8], place: Place) {
-        self.string(Str::from_checked_bytes(s).unwrap_or_default(), place);
+    fn checked(&mut self, input: &[u8], start: usize, end: usize, place: Place) {
+        let window = input
+            .get(start..start + Str::INLINE_CAPACITY)
+            .and_then(|w| <&[u8; Str::INLINE_CAPACITY]>::try_from(w).ok());
+        let s = match window {
+            Some(window) => Str::from_checked_window(window, end - start),
+            None => None,
+        };
+        let s = s.or_else(|| Str::from_checked_bytes(input.get(start..end).unwrap_or_default()));
+        self.string(s.unwrap_or_default(), place);
     }
     /// The scratch text, emptied.
     #[inline]
@@ -1510,20 +1510,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn word_masks_flag_exactly_the_special_bytes() {
+    fn block_masks_flag_exactly_the_special_bytes() {
         for b in 0..=255u8 {
-            for k in 0..8 {
+            for k in 0..Specials::BLOCK {
                 // Special fillers below and above `b` check that nothing carries
                 // between bytes.
                 for filler in [b'a', b'"', b'\\', 0x1F, 0xA2, 0xFF] {
-                    let mut bytes = [filler; 8];
+                    let mut bytes = [filler; Specials::BLOCK];
                     bytes[k] = b;
                     let expected = bytes
                         .iter()
                         .enumerate()
                         .filter(|&(_, &x)| is_special(x))
                         .fold(0u64, |mask, (i, _)| mask | 1 << i);
-                    assert_eq!(word_mask(u64::from_le_bytes(bytes)), expected, "{bytes:?}");
+                    assert_eq!(Specials::block(&bytes, 0), expected, "{bytes:?}");
                 }
             }
         }

@@ -118,6 +118,27 @@ impl Str {
         }
     }
 
+    /// The text `window[..len]`, whose bytes the caller has already checked to be
+    /// whole UTF-8, inline; `None` when `len` is over the inline capacity. The bytes
+    /// of the window after the text are kept but are no part of it: a parser hands
+    /// in the input from where the string starts, and the fixed-size copy costs a
+    /// couple of moves where copying exactly `len` bytes costs a call.
+    #[inline]
+    pub(crate) fn from_checked_window(
+        window: &[u8; Str::INLINE_CAPACITY],
+        len: usize,
+    ) -> Option<Str> {
+        if len > Str::INLINE_CAPACITY {
+            return None;
+        }
+        Some(Str {
+            repr: Repr::Inline {
+                len: len as u8,
+                bytes: *window,
+            },
+        })
+    }
+
     /// The short text `s` (whole UTF-8) inline, or `None` when it is too long.
     #[inline]
     fn inline(s: &[u8]) -> Option<Str> {
