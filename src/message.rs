@@ -338,7 +338,7 @@ fn read_string(r: &mut Reader<'_>) -> Read<String> {
 /// Reads a string or `null`.
 fn read_optional_string(r: &mut Reader<'_>) -> Read<Option<String>> {
     match r.peek() {
-        Some(b'n') => r.skip_value().map(|_| Ok(None)),
+        Some(b'n') => read_literal(r).map(|_| Ok(None)),
         _ => Ok(read_string(r)?.map(Some)),
     }
 }
@@ -346,10 +346,21 @@ fn read_optional_string(r: &mut Reader<'_>) -> Read<Option<String>> {
 /// Reads `true`, `false` or `null`.
 fn read_flag(r: &mut Reader<'_>) -> Read<Option<bool>> {
     match r.peek() {
-        Some(b'n') => r.skip_value().map(|_| Ok(None)),
-        Some(b't' | b'f') => Ok(Ok(Some(r.read_raw()?.as_str() == "true"))),
+        Some(b'n') => read_literal(r).map(|_| Ok(None)),
+        Some(b't' | b'f') => Ok(Ok(Some(read_literal(r)? == b"true"))),
         _ => mistyped(r, A_BOOLEAN),
     }
+}
+
+/// Reads the literal at the reader (`true`, `false` or `null`): compared in place
+/// when spelled out whole, else checked by the reader.
+fn read_literal<'a>(r: &mut Reader<'a>) -> Result<&'a [u8], json::Error> {
+    for literal in [&b"true"[..], b"false", b"null"] {
+        if r.skip_exact(literal) {
+            return Ok(literal);
+        }
+    }
+    Ok(r.read_raw()?.as_bytes())
 }
 
 /// Reads a request id: a string, an integer or `null`.
@@ -360,19 +371,16 @@ fn read_id(r: &mut Reader<'_>) -> Read<Option<Id>> {
             Id::Null
         }
         Some(b'"') => Id::String(r.read_string()?.0),
-        Some(b'-' | b'0'..=b'9') => {
-            let raw = r.read_raw()?;
-            match json::Number::from_text(raw.as_str()).filter(json::Number::is_integer) {
-                Some(n) => Id::Number(n),
-                None => {
-                    return Ok(Err(FieldError {
-                        path: String::new(),
-                        expected: AN_ID,
-                        found: Some("number"),
-                    }));
-                }
+        Some(b'-' | b'0'..=b'9') => match rpc::read_number(r)? {
+            n if n.is_integer() => Id::Number(n),
+            _ => {
+                return Ok(Err(FieldError {
+                    path: String::new(),
+                    expected: AN_ID,
+                    found: Some("number"),
+                }));
             }
-        }
+        },
         _ => return mistyped(r, AN_ID),
     };
     Ok(Ok(Some(id)))
@@ -799,7 +807,7 @@ impl Tool {
 /// Reads an `inputSchema`: an object or a boolean, or `null` for none.
 fn read_schema(r: &mut Reader<'_>) -> Read<Option<Value>> {
     match r.peek() {
-        Some(b'n') => r.skip_value().map(|_| Ok(None)),
+        Some(b'n') => read_literal(r).map(|_| Ok(None)),
         Some(b'{' | b't' | b'f') => Ok(Ok(Some(r.read_value()?))),
         _ => mistyped(r, A_SCHEMA),
     }
@@ -1062,10 +1070,8 @@ impl<'a> Seen<'a> {
                 Seen::Null
             }
             Some(b'-' | b'0'..=b'9') => {
-                let number = json::Number::from_text(r.read_raw()?.as_str());
-                number
-                    .and_then(|n| n.as_u64())
-                    .map_or(Seen::Other, Seen::U64)
+                let number = rpc::read_number(r)?;
+                number.as_u64().map_or(Seen::Other, Seen::U64)
             }
             _ => {
                 r.skip_value()?;

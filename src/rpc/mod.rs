@@ -72,6 +72,7 @@ mod error;
 mod types;
 mod view;
 
+pub(crate) use decode::read_number;
 pub use decode::{
     Incoming, LinePrefix, MessageRead, PayloadOf, decode, decode_reading, decode_view,
     decode_view_with, decode_with, scan_prefix,
