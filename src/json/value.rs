@@ -165,8 +165,12 @@ macro_rules! number_from_int {
     ($($t:ty),*) => {$(
         impl From<$t> for Number {
             fn from(v: $t) -> Number {
+                // Every integer type here has its magnitude within `u64`, whose
+                // division is a few instructions where `u128`'s is a call.
+                let v = v as i128;
+                let magnitude = u64::try_from(v.unsigned_abs()).unwrap_or(u64::MAX);
                 let mut buf = itoa_buf::Buf::new();
-                Number::from_checked_bytes(buf.format(v as i128))
+                Number::from_checked_bytes(buf.format(v < 0, magnitude))
             }
         }
         impl From<$t> for Value {
@@ -181,17 +185,16 @@ number_from_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 /// Integer formatting into a stack buffer (no allocation, no `fmt` machinery).
 mod itoa_buf {
     pub(super) struct Buf {
-        bytes: [u8; 40],
+        /// Room for `u64::MAX` (20 digits) and a sign.
+        bytes: [u8; 21],
     }
     impl Buf {
         pub(super) fn new() -> Buf {
-            Buf { bytes: [0; 40] }
+            Buf { bytes: [0; 21] }
         }
-        /// The decimal digits of `v`, with a leading `-` when negative.
-        pub(super) fn format(&mut self, v: i128) -> &[u8] {
+        /// The decimal digits of `n`, with a leading `-` when `negative`.
+        pub(super) fn format(&mut self, negative: bool, mut n: u64) -> &[u8] {
             let mut i = self.bytes.len();
-            let neg = v < 0;
-            let mut n = v.unsigned_abs();
             loop {
                 i -= 1;
                 self.bytes[i] = b'0' + (n % 10) as u8;
@@ -200,7 +203,7 @@ mod itoa_buf {
                     break;
                 }
             }
-            if neg {
+            if negative {
                 i -= 1;
                 self.bytes[i] = b'-';
             }
@@ -566,6 +569,33 @@ mod tests {
 
     /// The integer conversions agree with the standard library's parsers on the
     /// same text, at the edges of each type and past them.
+    #[test]
+    fn integers_become_their_decimal_text() {
+        let expected = |n: Number, text: String| assert_eq!(n.as_str(), text);
+        for v in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            99,
+            -100,
+            i64::MIN,
+            i64::MAX,
+            i64::MIN + 1,
+        ] {
+            expected(Number::from(v), format!("{v}"));
+        }
+        for v in [0, 7, 10_000_000_000, u64::MAX, u64::MAX - 1] {
+            expected(Number::from(v), format!("{v}"));
+        }
+        expected(Number::from(i8::MIN), format!("{}", i8::MIN));
+        expected(Number::from(u8::MAX), format!("{}", u8::MAX));
+        expected(Number::from(isize::MIN), format!("{}", isize::MIN));
+        expected(Number::from(usize::MAX), format!("{}", usize::MAX));
+    }
+
     #[test]
     fn integer_conversions_agree_with_str_parse() {
         let mut texts = alloc::vec![
