@@ -519,7 +519,7 @@ impl<'a> Reader<'a> {
     /// Runs of ASCII are found a word at a time, and the multi-byte characters
     /// between them checked where they stand. A string without escapes goes to the
     /// sink as the bytes it is in the input, checked to be UTF-8 this way.
-    #[inline]
+    #[inline(always)]
     fn string<S: Strings<'a>>(&mut self, sink: &mut S, place: Place) -> Result<bool, Error> {
         let first = self.pos + 1;
         let mut end = find_ascii_run_end(self.input, first);
