@@ -1513,6 +1513,50 @@ impl Nesting {
 mod tests {
     use super::*;
 
+    /// Passes over `bytes` as a string's text is passed over: ASCII bytes one by
+    /// one, multi-byte characters with `characters_end`.
+    fn all_characters_ok(bytes: &[u8]) -> bool {
+        let mut i = 0;
+        while let Some(&b) = bytes.get(i) {
+            if b < 0x80 {
+                i += 1;
+                continue;
+            }
+            match characters_end(bytes, i) {
+                Ok(end) if end > i => i = end,
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Every lead byte against every second byte, and the third and fourth bytes
+    /// from each class that matters (ASCII, the ends of the ranges a continuation
+    /// byte may have to be in, and bytes that are no continuation): the same verdict
+    /// as the standard library's UTF-8 check, with the sequence ending the text or
+    /// followed by more.
+    #[test]
+    fn multi_byte_characters_are_checked_as_the_standard_library_checks_them() {
+        let others = [0x41, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xF5];
+        for lead in 0x80..=0xFFu8 {
+            for second in 0..=0xFFu8 {
+                for third in others {
+                    for fourth in others {
+                        let bytes = [lead, second, third, fourth, b'a'];
+                        for len in 1..=bytes.len() {
+                            let bytes = &bytes[..len];
+                            assert_eq!(
+                                all_characters_ok(bytes),
+                                core::str::from_utf8(bytes).is_ok(),
+                                "{bytes:02X?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn block_masks_flag_exactly_the_special_bytes() {
         for b in 0..=255u8 {
