@@ -504,7 +504,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A member name (lone surrogates rejected) and the `:` after it.
-    #[inline]
+    #[inline(always)]
     fn member_name<S: Strings<'a>>(&mut self, sink: &mut S) -> Result<(), Error> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected());
