@@ -411,34 +411,23 @@ fn read_list<'a, T>(r: &mut Reader<'a>, read: fn(&mut Reader<'a>) -> Read<T>) ->
     Ok(out)
 }
 
-/// Reads an object, giving each member named in `known` to `member`, which reads
-/// its value and returns `true`, or returns `false` to have it skipped; members with
-/// other names are skipped. Names are matched as bytes where they lie in the text.
+/// Reads an object, giving each member's name (as bytes) to `member`, which reads
+/// its value and returns `true`, or returns `false` to have it skipped. Names
+/// without escapes are matched where they lie in the text.
 fn read_members<'a>(
     r: &mut Reader<'a>,
-    known: &[&'static str],
-    mut member: impl FnMut(&'static str, &mut Reader<'a>) -> Result<bool, json::Error>,
+    mut member: impl FnMut(&[u8], &mut Reader<'a>) -> Result<bool, json::Error>,
 ) -> Read<()> {
     if r.peek() != Some(b'{') {
         return mistyped(r, AN_OBJECT);
     }
     r.begin_object()?;
-    while let Some(name) = r.next_member_as(|name| known_name(known, name))? {
-        let read = match name {
-            Some(name) => member(name, r)?,
-            None => false,
-        };
-        if !read {
+    while let Some(name) = r.next_member_bytes()? {
+        if !member(&name, r)? {
             r.skip_value()?;
         }
     }
     Ok(Ok(()))
-}
-
-/// The name among `known` that `name` spells.
-#[inline]
-fn known_name(known: &[&'static str], name: &[u8]) -> Option<&'static str> {
-    known.iter().find(|k| k.as_bytes() == name).copied()
 }
 
 /// A member read as it came, the last one when repeated (as [`Object::get`] does).
@@ -642,9 +631,9 @@ impl InitializeParams {
 
     fn read(r: &mut Reader<'_>) -> Read<InitializeParams> {
         let (mut version, mut cwd) = (Slot::new(), Slot::new());
-        let members = read_members(r, &["version", "cwd"], |name, r| match name {
-            "version" => version.read(r, read_string),
-            "cwd" => cwd.read(r, read_string),
+        let members = read_members(r, |name, r| match name {
+            b"version" => version.read(r, read_string),
+            b"cwd" => cwd.read(r, read_string),
             _ => Ok(false),
         })?;
         Ok(members.and_then(|()| {
@@ -673,10 +662,10 @@ impl InitializeParams {
 impl InitializeResult {
     fn read(r: &mut Reader<'_>) -> Read<InitializeResult> {
         let (mut name, mut version, mut tools) = (Slot::new(), Slot::new(), Slot::new());
-        let members = read_members(r, &["name", "version", "tools"], |member, r| match member {
-            "name" => name.read(r, read_string),
-            "version" => version.read(r, read_string),
-            "tools" => tools.read(r, read_tools),
+        let members = read_members(r, |member, r| match member {
+            b"name" => name.read(r, read_string),
+            b"version" => version.read(r, read_string),
+            b"tools" => tools.read(r, read_tools),
             _ => Ok(false),
         })?;
         Ok(members.and_then(|()| {
@@ -765,17 +754,12 @@ impl Tool {
 
     fn read(r: &mut Reader<'_>) -> Read<Tool> {
         let (mut name, mut description, mut schema) = (Slot::new(), Slot::new(), Slot::new());
-        let members =
-            read_members(
-                r,
-                &["name", "description", "inputSchema"],
-                |member, r| match member {
-                    "name" => name.read(r, read_string),
-                    "description" => description.read(r, read_optional_string),
-                    "inputSchema" => schema.read(r, read_schema),
-                    _ => Ok(false),
-                },
-            )?;
+        let members = read_members(r, |member, r| match member {
+            b"name" => name.read(r, read_string),
+            b"description" => description.read(r, read_optional_string),
+            b"inputSchema" => schema.read(r, read_schema),
+            _ => Ok(false),
+        })?;
         Ok(members.and_then(|()| {
             Ok(Tool {
                 name: name.required("name", A_STRING)?,
@@ -816,8 +800,8 @@ fn read_schema(r: &mut Reader<'_>) -> Read<Option<Value>> {
 impl ToolList {
     fn read(r: &mut Reader<'_>) -> Read<ToolList> {
         let mut tools = Slot::new();
-        let members = read_members(r, &["tools"], |name, r| match name {
-            "tools" => tools.read(r, read_tools),
+        let members = read_members(r, |name, r| match name {
+            b"tools" => tools.read(r, read_tools),
             _ => Ok(false),
         })?;
         Ok(members.and_then(|()| {
@@ -849,9 +833,9 @@ impl ExecuteParams {
 
     fn read(r: &mut Reader<'_>) -> Read<ExecuteParams> {
         let (mut tool_name, mut input) = (Slot::new(), Slot::new());
-        let members = read_members(r, &["toolName", "input"], |name, r| match name {
-            "toolName" => tool_name.read(r, read_string),
-            "input" => input.read(r, read_any),
+        let members = read_members(r, |name, r| match name {
+            b"toolName" => tool_name.read(r, read_string),
+            b"input" => input.read(r, read_any),
             _ => Ok(false),
         })?;
         Ok(members.and_then(|()| {
@@ -902,9 +886,9 @@ impl ToolResult {
 
     fn read(r: &mut Reader<'_>) -> Read<ToolResult> {
         let (mut content, mut is_error) = (Slot::new(), Slot::new());
-        let members = read_members(r, &["content", "isError"], |name, r| match name {
-            "content" => content.read(r, |r| read_list(r, Content::read)),
-            "isError" => is_error.read(r, read_flag),
+        let members = read_members(r, |name, r| match name {
+            b"content" => content.read(r, |r| read_list(r, Content::read)),
+            b"isError" => is_error.read(r, read_flag),
             _ => Ok(false),
         })?;
         Ok(members.and_then(|()| {
@@ -956,15 +940,14 @@ impl Content {
         let start = r.offset();
         let mut item = Item::default();
         r.begin_object()?;
-        let known = ["type", "text", "data", "mimeType", "path", "size"];
-        while let Some(name) = r.next_member_as(|name| known_name(&known, name))? {
-            let slot = match name {
-                Some("type") => &mut item.kind,
-                Some("text") => &mut item.text,
-                Some("data") => &mut item.data,
-                Some("mimeType") => &mut item.mime_type,
-                Some("path") => &mut item.path,
-                Some("size") => &mut item.size,
+        while let Some(name) = r.next_member_bytes()? {
+            let slot = match &*name {
+                b"type" => &mut item.kind,
+                b"text" => &mut item.text,
+                b"data" => &mut item.data,
+                b"mimeType" => &mut item.mime_type,
+                b"path" => &mut item.path,
+                b"size" => &mut item.size,
                 _ => {
                     r.skip_value()?;
                     continue;
@@ -1167,9 +1150,9 @@ impl Progress {
 
     fn read(r: &mut Reader<'_>) -> Read<Progress> {
         let (mut message, mut id) = (Slot::new(), Slot::new());
-        let members = read_members(r, &["message", "id"], |name, r| match name {
-            "message" => message.read(r, read_string),
-            "id" => id.read(r, read_id),
+        let members = read_members(r, |name, r| match name {
+            b"message" => message.read(r, read_string),
+            b"id" => id.read(r, read_id),
             _ => Ok(false),
         })?;
         Ok(members.and_then(|()| {

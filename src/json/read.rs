@@ -225,9 +225,7 @@ impl<'a> Reader<'a> {
 
     /// [`next_member_name`](Reader::next_member_name) for names matched against
     /// known ones: the name is given to `known` as bytes, and what it makes of them
-    /// is returned. A name without escapes is given as it is in the input (ASCII
-    /// names that end within their first word without any UTF-8 check), and only a
-    /// name with escapes is decoded first.
+    /// is returned. Only a name with escapes is decoded first.
     #[inline(always)]
     pub(crate) fn next_member_as<T>(
         &mut self,
@@ -236,29 +234,58 @@ impl<'a> Reader<'a> {
         if !self.member_follows()? {
             return Ok(None);
         }
+        if let Some(name) = self.plain_member_name()? {
+            return Ok(Some(known(name)));
+        }
+        let name = self.any_member_name()?;
+        Ok(Some(known(name.as_bytes())))
+    }
+
+    /// [`next_member_name`](Reader::next_member_name) as bytes, for names matched
+    /// against known ones: borrowed from the input unless the name has escapes.
+    #[inline(always)]
+    pub(crate) fn next_member_bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>, Error> {
+        if !self.member_follows()? {
+            return Ok(None);
+        }
+        if let Some(name) = self.plain_member_name()? {
+            return Ok(Some(Cow::Borrowed(name)));
+        }
+        Ok(Some(match self.any_member_name()? {
+            Cow::Borrowed(name) => Cow::Borrowed(name.as_bytes()),
+            Cow::Owned(name) => Cow::Owned(name.into_bytes()),
+        }))
+    }
+
+    /// The member name at the reader and the `:` after it, when the name is ASCII
+    /// without escapes and ends within its first word (most names do): taken as it
+    /// is in the input, with no UTF-8 check to make. `None`, with nothing consumed,
+    /// for any other name.
+    #[inline(always)]
+    fn plain_member_name(&mut self) -> Result<Option<&'a [u8]>, Error> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected());
         }
         let first = self.pos + 1;
-        // Most names end within their first word, which tells whether they are ASCII.
-        if let Some(word) = word_at(self.input, first) {
-            let found = special_bytes(word);
-            if found != 0 {
-                let len = (found.trailing_zeros() / 8) as usize;
-                let name_bytes = (1u64 << (len * 8)) - 1;
-                if word & name_bytes & HIGH == 0 && self.input.get(first + len) == Some(&b'"') {
-                    let name = self.input.get(first..first + len).unwrap_or_default();
-                    self.pos = first + len + 1;
-                    match self.input.get(self.pos) {
-                        Some(b':') => self.pos += 1,
-                        _ => self.expect(b':')?,
-                    }
-                    return Ok(Some(known(name)));
-                }
-            }
+        let Some(word) = word_at(self.input, first) else {
+            return Ok(None);
+        };
+        let found = special_bytes(word);
+        if found == 0 {
+            return Ok(None);
         }
-        let name = self.any_member_name()?;
-        Ok(Some(known(name.as_bytes())))
+        let len = (found.trailing_zeros() / 8) as usize;
+        let name_bytes = (1u64 << (len * 8)) - 1;
+        if word & name_bytes & HIGH != 0 || self.input.get(first + len) != Some(&b'"') {
+            return Ok(None);
+        }
+        let name = self.input.get(first..first + len).unwrap_or_default();
+        self.pos = first + len + 1;
+        match self.input.get(self.pos) {
+            Some(b':') => self.pos += 1,
+            _ => self.expect(b':')?,
+        }
+        Ok(Some(name))
     }
 
     /// A member name and the `:` after it, decoded when it holds escapes.
