@@ -242,6 +242,9 @@ pub struct LineDecoder {
     stream_start: StreamStart,
     /// Whether [`end`](LineDecoder::end) was called.
     ended: bool,
+    /// [`next_frame`](LineDecoder::next_frame) last found no frame, and nothing
+    /// was pushed or ended since: asking again finds none at once.
+    drained: bool,
     /// Bytes searched for `\n` so far (the linearity tests read it).
     scanned: u64,
 }
@@ -319,6 +322,7 @@ impl LineDecoder {
             discarding: None,
             stream_start: StreamStart::Matched(0),
             ended: false,
+            drained: false,
             scanned: 0,
         }
     }
@@ -342,6 +346,7 @@ impl LineDecoder {
         if self.ended {
             return;
         }
+        self.drained = false;
         let rest = self.skip_byte_order_mark(bytes);
         self.append(rest);
     }
@@ -361,14 +366,20 @@ impl LineDecoder {
             self.append(BYTE_ORDER_MARK.get(..n).unwrap_or_default());
         }
         self.ended = true;
+        self.drained = false;
     }
 
     /// The next frame in stream order, or `None` if more bytes are needed (or,
     /// after [`end`](LineDecoder::end), when everything has been handed out).
     ///
     /// Only the work for one frame is done: the search for `\n` stops at the end
-    /// of the line handed out (blank lines before it are skipped on the way).
+    /// of the line handed out (blank lines before it are skipped on the way), and
+    /// once it has found none, asking again before more bytes are pushed (or the
+    /// stream ends) costs nothing.
     pub fn next_frame(&mut self) -> Option<Frame<'_>> {
+        if self.drained {
+            return None;
+        }
         loop {
             // Complete lines run up to the next oversized line, or else up to
             // the unfinished one; the byte just before that boundary is a `\n`.
@@ -408,6 +419,7 @@ impl LineDecoder {
             }
             // Only the unfinished line is left; it is a frame only at the end.
             if !self.ended || (self.start == self.buf.len() && self.discarding.is_none()) {
+                self.drained = true;
                 return None;
             }
             let line_start = self.start;
@@ -602,6 +614,10 @@ pub fn handle_next_frame<T>(
     decoder: fn(&mut T) -> &mut LineDecoder,
     handle: fn(&mut T, Frame<'_>),
 ) -> bool {
+    // Nothing came in since the decoder last had no frame: not even set aside.
+    if decoder(owner).drained {
+        return false;
+    }
     let mut taken = core::mem::take(decoder(owner));
     let found = match taken.next_frame() {
         Some(frame) => {
@@ -737,6 +753,33 @@ mod tests {
         decoder.push(b"\n");
         assert_eq!(decoder.next_frame(), Some(Frame::Line(line)));
         seen
+    }
+
+    #[test]
+    fn a_drained_decoder_looks_again_only_after_a_push_or_the_end() {
+        let mut decoder = LineDecoder::new();
+        decoder.push(b"{\"a\":1}\n{\"b\"");
+        assert_eq!(decoder.next_frame(), Some(Frame::Line(b"{\"a\":1}")));
+        assert_eq!(decoder.next_frame(), None);
+        let scanned = decoder.scanned_bytes();
+        assert_eq!(decoder.next_frame(), None);
+        assert_eq!(decoder.scanned_bytes(), scanned, "nothing searched again");
+        decoder.push(b":2}\n");
+        assert_eq!(decoder.next_frame(), Some(Frame::Line(b"{\"b\":2}")));
+        assert_eq!(decoder.next_frame(), None);
+        decoder.push(b"[");
+        assert_eq!(decoder.next_frame(), None);
+        decoder.end();
+        assert_eq!(
+            decoder.next_frame(),
+            Some(Frame::Truncated {
+                prefix: b"[",
+                len: 1
+            })
+        );
+        assert_eq!(decoder.next_frame(), None);
+        decoder.push(b"ignored after the end\n");
+        assert_eq!(decoder.next_frame(), None);
     }
 
     #[test]

@@ -21,16 +21,10 @@ impl Extension {
     ///
     /// The line is handled where it lies, in the decoder's buffer
     /// ([`frame::handle_next_frame`]): its messages borrow from it
-    /// ([`rpc::decode_view`]), and the params are read straight from its text. The
-    /// decoder is asked only when bytes came in (or stdin ended) since it last had no
-    /// line to give.
+    /// ([`rpc::decode_reading`], else [`rpc::decode_view`]), and the params are read
+    /// straight from its text.
     pub(super) fn read_next_line(&mut self) -> bool {
-        if !self.lines_waiting {
-            return false;
-        }
-        let handled = frame::handle_next_frame(self, |e| &mut e.decoder, Extension::handle_frame);
-        self.lines_waiting = handled;
-        handled
+        frame::handle_next_frame(self, |e| &mut e.decoder, Extension::handle_frame)
     }
 
     fn handle_frame(&mut self, frame: Frame<'_>) {

@@ -275,8 +275,6 @@ pub struct Extension {
     registry: Registry,
     config: Config,
     decoder: LineDecoder,
-    /// Bytes came in, or stdin ended, since the decoder last had no line to give.
-    lines_waiting: bool,
     /// The output buffer, reused for every message.
     out: frame::OutputBuffer,
     events: VecDeque<Event>,
@@ -304,7 +302,6 @@ impl Extension {
             info,
             registry: Registry::new(tools),
             decoder: LineDecoder::with_max_line_bytes(config.max_line_bytes),
-            lines_waiting: false,
             config,
             out: frame::OutputBuffer::new(),
             events: VecDeque::new(),
@@ -326,14 +323,10 @@ impl Extension {
             return;
         }
         match input {
-            Input::Stdin(bytes) if !self.stdin_closed => {
-                self.decoder.push(bytes);
-                self.lines_waiting = true;
-            }
+            Input::Stdin(bytes) if !self.stdin_closed => self.decoder.push(bytes),
             Input::StdinClosed if !self.stdin_closed => {
                 self.stdin_closed = true;
                 self.decoder.end();
-                self.lines_waiting = true;
             }
             // Anything after the end of stdin.
             Input::Stdin(_) | Input::StdinClosed => {}

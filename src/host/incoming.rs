@@ -66,16 +66,10 @@ impl Core {
     ///
     /// The line is handled where it lies, in the decoder's buffer
     /// ([`frame::handle_next_frame`]): its messages borrow from it
-    /// ([`rpc::decode_view`]), and a result is read straight from its text into the
-    /// reply its call waits for. The decoder is asked only when bytes came in (or
-    /// stdout ended) since it last had no line to give.
+    /// ([`rpc::decode_reading`], else [`rpc::decode_view`]), and a result is read
+    /// straight from its text into the reply its call waits for.
     pub(super) fn handle_next_line(&mut self) -> bool {
-        if !self.lines_waiting {
-            return false;
-        }
-        let handled = frame::handle_next_frame(self, |core| &mut core.decoder, Core::handle_frame);
-        self.lines_waiting = handled;
-        handled
+        frame::handle_next_frame(self, |core| &mut core.decoder, Core::handle_frame)
     }
 
     fn handle_frame(&mut self, frame: Frame<'_>) {

@@ -299,8 +299,6 @@ pub struct Core {
     server_info: Option<(String, String)>,
 
     decoder: LineDecoder,
-    /// Bytes came in, or stdout ended, since the decoder last had no line to give.
-    lines_waiting: bool,
     /// Entries of a batch line not handled yet, and the answers owed to its requests.
     batch: incoming::Batch,
     batch_answers: Vec<Response>,
@@ -331,7 +329,6 @@ impl Core {
             input_schemas: Vec::new(),
             server_info: None,
             decoder: LineDecoder::with_max_line_bytes(config.max_line_bytes),
-            lines_waiting: false,
             batch: incoming::Batch::default(),
             batch_answers: Vec::new(),
             out: frame::OutputBuffer::new(),
@@ -491,10 +488,7 @@ impl Core {
             return;
         }
         match input {
-            Input::Stdout(bytes) if !self.stdout_closed => {
-                self.decoder.push(bytes);
-                self.lines_waiting = true;
-            }
+            Input::Stdout(bytes) if !self.stdout_closed => self.decoder.push(bytes),
             Input::Stdout(_) | Input::Timeout => {}
             Input::StdoutClosed => self.close_stdout(),
             Input::Exited { code } => {
@@ -510,7 +504,6 @@ impl Core {
         if !self.stdout_closed {
             self.stdout_closed = true;
             self.decoder.end();
-            self.lines_waiting = true;
         }
     }
 
