@@ -282,7 +282,10 @@ mod tests {
                 // A removal of some entry, often the first, sometimes a missing one.
                 0 => {
                     let target = match state % 4 {
-                        0 => model.iter().nth((state as usize / 8) % (model.len() + 1)).copied(),
+                        0 => model
+                            .iter()
+                            .nth((state as usize / 8) % (model.len() + 1))
+                            .copied(),
                         _ => model.first().copied(),
                     };
                     let target = target.unwrap_or(entry);
