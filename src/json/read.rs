@@ -224,21 +224,38 @@ impl<'a> Reader<'a> {
     }
 
     /// [`next_member_name`](Reader::next_member_name) for names matched against
-    /// known ones: the name is given to `known` as bytes, and what it makes of them
-    /// is returned. Only a name with escapes is decoded first.
+    /// known short ones: the name is given to `known` as its
+    /// [`member_key`](Reader::member_key), and what it makes of it is returned.
+    /// Only a name with escapes is decoded first.
     #[inline(always)]
     pub(crate) fn next_member_as<T>(
         &mut self,
-        known: impl FnOnce(&[u8]) -> T,
+        known: impl FnOnce(u64) -> T,
     ) -> Result<Option<T>, Error> {
         if !self.member_follows()? {
             return Ok(None);
         }
-        if let Some(name) = self.plain_member_name()? {
-            return Ok(Some(known(name)));
+        if let Some(key) = self.plain_member_key()? {
+            return Ok(Some(known(key)));
         }
         let name = self.any_member_name()?;
-        Ok(Some(known(name.as_bytes())))
+        Ok(Some(known(Reader::member_key(name.as_bytes()))))
+    }
+
+    /// A member name of up to seven bytes as one integer, so that known names are
+    /// matched with integer compares: its bytes, little-endian, and its length in
+    /// the top byte. Every longer name has the one key `u64::MAX`.
+    pub(crate) const fn member_key(name: &[u8]) -> u64 {
+        let mut key = (name.len() as u64) << 56;
+        if name.len() > 7 {
+            return u64::MAX;
+        }
+        let mut i = 0;
+        while i < name.len() {
+            key |= (name[i] as u64) << (8 * i);
+            i += 1;
+        }
+        key
     }
 
     /// [`next_member_name`](Reader::next_member_name) as bytes, for names matched
@@ -248,8 +265,11 @@ impl<'a> Reader<'a> {
         if !self.member_follows()? {
             return Ok(None);
         }
-        if let Some(name) = self.plain_member_name()? {
-            return Ok(Some(Cow::Borrowed(name)));
+        self.peek();
+        let first = self.pos + 1;
+        if let Some(key) = self.plain_member_key()? {
+            let name = self.input.get(first..first + (key >> 56) as usize);
+            return Ok(Some(Cow::Borrowed(name.unwrap_or_default())));
         }
         Ok(Some(match self.any_member_name()? {
             Cow::Borrowed(name) => Cow::Borrowed(name.as_bytes()),
@@ -258,11 +278,12 @@ impl<'a> Reader<'a> {
     }
 
     /// The member name at the reader and the `:` after it, when the name is ASCII
-    /// without escapes and ends within its first word (most names do): taken as it
-    /// is in the input, with no UTF-8 check to make. `None`, with nothing consumed,
-    /// for any other name.
+    /// without escapes and ends within its first word (most names do): its
+    /// [`member_key`](Reader::member_key),
+    /// made of the part of that word before the closing quote, with no UTF-8 check
+    /// to make. `None`, with nothing consumed but whitespace, for any other name.
     #[inline(always)]
-    fn plain_member_name(&mut self) -> Result<Option<&'a [u8]>, Error> {
+    fn plain_member_key(&mut self) -> Result<Option<u64>, Error> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected());
         }
@@ -275,17 +296,16 @@ impl<'a> Reader<'a> {
             return Ok(None);
         }
         let len = (found.trailing_zeros() / 8) as usize;
-        let name_bytes = (1u64 << (len * 8)) - 1;
-        if word & name_bytes & HIGH != 0 || self.input.get(first + len) != Some(&b'"') {
+        let name = word & ((1u64 << (len * 8)) - 1);
+        if name & HIGH != 0 || (word >> (len * 8)) as u8 != b'"' {
             return Ok(None);
         }
-        let name = self.input.get(first..first + len).unwrap_or_default();
         self.pos = first + len + 1;
         match self.input.get(self.pos) {
             Some(b':') => self.pos += 1,
             _ => self.expect(b':')?,
         }
-        Ok(Some(name))
+        Ok(Some(name | (len as u64) << 56))
     }
 
     /// A member name and the `:` after it, decoded when it holds escapes.
