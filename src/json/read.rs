@@ -387,6 +387,11 @@ impl<'a> Reader<'a> {
     /// when it holds no escape.
     #[inline]
     pub fn read_str(&mut self) -> Result<(Cow<'a, str>, bool), Error> {
+        if let Some(text) = self.plain_str() {
+            // ASCII, so UTF-8: the check, the one way to a `&str`, always passes.
+            let text = core::str::from_utf8(text).unwrap_or_default();
+            return Ok((Cow::Borrowed(text), false));
+        }
         self.after_open = false;
         if self.peek() != Some(b'"') {
             return Err(self.error(ErrorKind::ExpectedString, self.pos));
@@ -394,6 +399,25 @@ impl<'a> Reader<'a> {
         let mut text = Cow::default();
         let replaced = self.string(&mut text, Place::Value { in_object: false })?;
         Ok((text, replaced))
+    }
+
+    /// The string value at the reader when its text is ASCII without escapes (so
+    /// taken as it is in the input, with nothing to check): consumed. `None`, with
+    /// nothing consumed but whitespace, for any other value. Short strings (method
+    /// names, ids) are searched for their end in line, a word at a time.
+    #[inline(always)]
+    pub(crate) fn plain_str(&mut self) -> Option<&'a [u8]> {
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let first = self.pos + 1;
+        let end = skip::run_end(self.input, first);
+        if self.input.get(end) != Some(&b'"') {
+            return None;
+        }
+        self.after_open = false;
+        self.pos = end + 1;
+        self.input.get(first..end)
     }
 
     /// Checks one whole value without building it; returns its byte range in the input.
@@ -426,13 +450,15 @@ impl<'a> Reader<'a> {
     }
 
     /// Consumes the next value if its text is exactly `text`, which must be a whole
-    /// value that nothing can extend (a string without escapes, or a literal).
+    /// value that nothing can extend (a string without escapes, or a literal), or
+    /// a whole member of that kind (name, `:` and value) where a member is read.
+    /// Nothing but whitespace is consumed otherwise.
     #[inline]
     pub(crate) fn skip_exact(&mut self, text: &[u8]) -> bool {
-        self.after_open = false;
         self.peek();
         let end = self.pos + text.len();
         if self.input.get(self.pos..end) == Some(text) {
+            self.after_open = false;
             self.pos = end;
             return true;
         }

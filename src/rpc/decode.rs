@@ -394,6 +394,11 @@ fn read_entry<'a, F: Form<'a>>(form: &mut F, reader: &mut Reader<'a>) -> Entry<'
     }
     reader.begin_object()?;
     let mut envelope = Envelope::<F>::default();
+    // The usual first member, as every writer of the protocol's lines spells it,
+    // is compared in place; any other spelling is read in the loop.
+    if reader.skip_exact(br#""jsonrpc":"2.0""#) {
+        envelope.seen = Member::Jsonrpc.bit();
+    }
     while let Some(member) = reader.next_member_as(Member::from_name)? {
         if let Err(declined) = envelope.read_member(form, member, reader)? {
             return Ok(Err(declined));
