@@ -112,6 +112,30 @@ impl fmt::Display for Frame<'_> {
     }
 }
 
+/// A frame, as where it lies in the decoder's buffer.
+enum Span {
+    Line(core::ops::Range<usize>),
+    TooLong(core::ops::Range<usize>, u64),
+    Truncated(core::ops::Range<usize>, u64),
+}
+
+impl Span {
+    /// The frame, in the buffer it was found in.
+    fn frame(self, buf: &[u8]) -> Frame<'_> {
+        match self {
+            Span::Line(line) => Frame::Line(buf.get(line).unwrap_or_default()),
+            Span::TooLong(prefix, len) => Frame::TooLong {
+                prefix: buf.get(prefix).unwrap_or_default(),
+                len,
+            },
+            Span::Truncated(prefix, len) => Frame::Truncated {
+                prefix: buf.get(prefix).unwrap_or_default(),
+                len,
+            },
+        }
+    }
+}
+
 /// Appends one message plus `\n` to `out`: `write` appends the message bytes.
 ///
 /// The message is written straight into the caller's buffer, with no
@@ -377,6 +401,13 @@ impl LineDecoder {
     /// once it has found none, asking again before more bytes are pushed (or the
     /// stream ends) costs nothing.
     pub fn next_frame(&mut self) -> Option<Frame<'_>> {
+        let span = self.next_span()?;
+        Some(span.frame(&self.buf))
+    }
+
+    /// [`next_frame`](LineDecoder::next_frame), with the frame given as where it
+    /// lies in the buffer.
+    fn next_span(&mut self) -> Option<Span> {
         if self.drained {
             return None;
         }
@@ -398,24 +429,18 @@ impl LineDecoder {
                 if content - line_start > self.max_line_bytes {
                     let kept = line_start + self.kept_prefix_len();
                     let len = (content - line_start) as u64;
-                    return Some(Frame::TooLong {
-                        prefix: &self.buf[line_start..kept],
-                        len,
-                    });
+                    return Some(Span::TooLong(line_start..kept, len));
                 }
                 if is_blank(&self.buf[line_start..content]) {
                     continue;
                 }
-                return Some(Frame::Line(&self.buf[line_start..content]));
+                return Some(Span::Line(line_start..content));
             }
             if let Some(line) = self.oversized.pop_front() {
                 self.start = line.at + line.kept;
                 self.searched = self.start;
                 let len = line.content_len();
-                return Some(Frame::TooLong {
-                    prefix: &self.buf[line.at..self.start],
-                    len,
-                });
+                return Some(Span::TooLong(line.at..self.start, len));
             }
             // Only the unfinished line is left; it is a frame only at the end.
             if !self.ended || (self.start == self.buf.len() && self.discarding.is_none()) {
@@ -431,10 +456,7 @@ impl LineDecoder {
                 None if is_blank(&self.buf[line_start..]) => continue,
                 None => (self.buf.len() - line_start) as u64,
             };
-            return Some(Frame::Truncated {
-                prefix: &self.buf[line_start..],
-                len,
-            });
+            return Some(Span::Truncated(line_start..self.buf.len(), len));
         }
     }
 
@@ -589,10 +611,11 @@ impl LineDecoder {
 /// Takes the next frame out of the decoder that `owner` keeps (at `decoder(owner)`)
 /// and hands both to `handle`; returns whether there was a frame.
 ///
-/// The decoder is set aside while `handle` runs, so the frame, which borrows the
-/// decoder's buffer, and `owner` can be used together: a line is handled where it
-/// lies, without copying it out. `handle` must not use the decoder (it sees an empty
-/// one). Both endpoints read their input this way.
+/// The decoder's buffer is set aside while `handle` runs (moved out and back, not
+/// copied), so the frame, which borrows it, and `owner` can be used together: a line
+/// is handled where it lies, without copying it out. `handle` must not use the
+/// decoder, whose buffer is away. When the decoder has no frame, nothing is moved.
+/// Both endpoints read their input this way.
 ///
 /// ```
 /// use dhara_protocol::frame::{self, Frame, LineDecoder};
@@ -609,25 +632,25 @@ impl LineDecoder {
 /// while frame::handle_next_frame(&mut e, |e| &mut e.decoder, Endpoint::handle) {}
 /// assert_eq!(e.lines, 2);
 /// ```
+#[inline]
 pub fn handle_next_frame<T>(
     owner: &mut T,
     decoder: fn(&mut T) -> &mut LineDecoder,
     handle: fn(&mut T, Frame<'_>),
 ) -> bool {
-    // Nothing came in since the decoder last had no frame: not even set aside.
-    if decoder(owner).drained {
+    let decoder_now = decoder(owner);
+    // Nothing came in since the decoder last had no frame: not even a call.
+    if decoder_now.drained {
         return false;
     }
-    let mut taken = core::mem::take(decoder(owner));
-    let found = match taken.next_frame() {
-        Some(frame) => {
-            handle(owner, frame);
-            true
-        }
-        None => false,
+    let Some(span) = decoder_now.next_span() else {
+        return false;
     };
-    *decoder(owner) = taken;
-    found
+    // Only the buffer is set aside (three words), not the whole decoder.
+    let buf = core::mem::take(&mut decoder(owner).buf);
+    handle(owner, span.frame(&buf));
+    decoder(owner).buf = buf;
+    true
 }
 
 /// Whether a line holds only whitespace (space, tab, `\r`), and so is skipped.
@@ -731,6 +754,8 @@ fn rfind_newline(hay: &[u8], scanned: &mut u64) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::format;
+    use alloc::string::String;
     use alloc::vec;
 
     fn naive_find(hay: &[u8]) -> Option<usize> {
@@ -780,6 +805,52 @@ mod tests {
         assert_eq!(decoder.next_frame(), None);
         decoder.push(b"ignored after the end\n");
         assert_eq!(decoder.next_frame(), None);
+    }
+
+    /// An owner of a decoder that writes down every frame it is handed.
+    struct Owner {
+        decoder: LineDecoder,
+        frames: Vec<String>,
+    }
+
+    impl Owner {
+        fn handle(&mut self, frame: Frame<'_>) {
+            self.frames.push(format!("{frame:?}"));
+        }
+    }
+
+    #[test]
+    fn frames_handed_to_an_owner_are_those_the_decoder_gives() {
+        let input: &[&[u8]] = &[b"{\"a\":1}\r\n \n0123456789", b"abc\n[1]\n", b"[2"];
+        let mut owner = Owner {
+            decoder: LineDecoder::with_max_line_bytes(8),
+            frames: Vec::new(),
+        };
+        let mut alone = LineDecoder::with_max_line_bytes(8);
+        let mut expected = Vec::new();
+        for (i, chunk) in input.iter().enumerate() {
+            owner.decoder.push(chunk);
+            alone.push(chunk);
+            if i == input.len() - 1 {
+                owner.decoder.end();
+                alone.end();
+            }
+            while handle_next_frame(&mut owner, |o| &mut o.decoder, Owner::handle) {}
+            while let Some(frame) = alone.next_frame() {
+                expected.push(format!("{frame:?}"));
+            }
+        }
+        assert_eq!(owner.frames, expected);
+        assert_eq!(
+            owner.frames.len(),
+            4,
+            "a line, one too long, a line, a cut one"
+        );
+        assert_eq!(
+            owner.decoder.buffered(),
+            alone.buffered(),
+            "the buffer came back"
+        );
     }
 
     #[test]
