@@ -224,21 +224,38 @@ impl<'a> Reader<'a> {
     }
 
     /// [`next_member_name`](Reader::next_member_name) for names matched against
-    /// known ones: the name is given to `known` as bytes, and what it makes of them
-    /// is returned. Only a name with escapes is decoded first.
+    /// known short ones: the name is given to `known` as its
+    /// [`member_key`](Reader::member_key), and what it makes of it is returned.
+    /// Only a name with escapes is decoded first.
     #[inline(always)]
     pub(crate) fn next_member_as<T>(
         &mut self,
-        known: impl FnOnce(&[u8]) -> T,
+        known: impl FnOnce(u64) -> T,
     ) -> Result<Option<T>, Error> {
         if !self.member_follows()? {
             return Ok(None);
         }
-        if let Some(name) = self.plain_member_name()? {
-            return Ok(Some(known(name)));
+        if let Some(key) = self.plain_member_key()? {
+            return Ok(Some(known(key)));
         }
         let name = self.any_member_name()?;
-        Ok(Some(known(name.as_bytes())))
+        Ok(Some(known(Reader::member_key(name.as_bytes()))))
+    }
+
+    /// A member name of up to seven bytes as one integer, so that known names are
+    /// matched with integer compares: its bytes, little-endian, and its length in
+    /// the top byte. Every longer name has the one key `u64::MAX`.
+    pub(crate) const fn member_key(name: &[u8]) -> u64 {
+        let mut key = (name.len() as u64) << 56;
+        if name.len() > 7 {
+            return u64::MAX;
+        }
+        let mut i = 0;
+        while i < name.len() {
+            key |= (name[i] as u64) << (8 * i);
+            i += 1;
+        }
+        key
     }
 
     /// [`next_member_name`](Reader::next_member_name) as bytes, for names matched
@@ -248,8 +265,11 @@ impl<'a> Reader<'a> {
         if !self.member_follows()? {
             return Ok(None);
         }
-        if let Some(name) = self.plain_member_name()? {
-            return Ok(Some(Cow::Borrowed(name)));
+        self.peek();
+        let first = self.pos + 1;
+        if let Some(key) = self.plain_member_key()? {
+            let name = self.input.get(first..first + (key >> 56) as usize);
+            return Ok(Some(Cow::Borrowed(name.unwrap_or_default())));
         }
         Ok(Some(match self.any_member_name()? {
             Cow::Borrowed(name) => Cow::Borrowed(name.as_bytes()),
@@ -258,11 +278,12 @@ impl<'a> Reader<'a> {
     }
 
     /// The member name at the reader and the `:` after it, when the name is ASCII
-    /// without escapes and ends within its first word (most names do): taken as it
-    /// is in the input, with no UTF-8 check to make. `None`, with nothing consumed,
-    /// for any other name.
+    /// without escapes and ends within its first word (most names do): its
+    /// [`member_key`](Reader::member_key),
+    /// made of the part of that word before the closing quote, with no UTF-8 check
+    /// to make. `None`, with nothing consumed but whitespace, for any other name.
     #[inline(always)]
-    fn plain_member_name(&mut self) -> Result<Option<&'a [u8]>, Error> {
+    fn plain_member_key(&mut self) -> Result<Option<u64>, Error> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected());
         }
@@ -275,17 +296,16 @@ impl<'a> Reader<'a> {
             return Ok(None);
         }
         let len = (found.trailing_zeros() / 8) as usize;
-        let name_bytes = (1u64 << (len * 8)) - 1;
-        if word & name_bytes & HIGH != 0 || self.input.get(first + len) != Some(&b'"') {
+        let name = word & ((1u64 << (len * 8)) - 1);
+        if name & HIGH != 0 || (word >> (len * 8)) as u8 != b'"' {
             return Ok(None);
         }
-        let name = self.input.get(first..first + len).unwrap_or_default();
         self.pos = first + len + 1;
         match self.input.get(self.pos) {
             Some(b':') => self.pos += 1,
             _ => self.expect(b':')?,
         }
-        Ok(Some(name))
+        Ok(Some(name | (len as u64) << 56))
     }
 
     /// A member name and the `:` after it, decoded when it holds escapes.
@@ -367,6 +387,11 @@ impl<'a> Reader<'a> {
     /// when it holds no escape.
     #[inline]
     pub fn read_str(&mut self) -> Result<(Cow<'a, str>, bool), Error> {
+        if let Some(text) = self.plain_str() {
+            // ASCII, so UTF-8: the check, the one way to a `&str`, always passes.
+            let text = core::str::from_utf8(text).unwrap_or_default();
+            return Ok((Cow::Borrowed(text), false));
+        }
         self.after_open = false;
         if self.peek() != Some(b'"') {
             return Err(self.error(ErrorKind::ExpectedString, self.pos));
@@ -374,6 +399,25 @@ impl<'a> Reader<'a> {
         let mut text = Cow::default();
         let replaced = self.string(&mut text, Place::Value { in_object: false })?;
         Ok((text, replaced))
+    }
+
+    /// The string value at the reader when its text is ASCII without escapes (so
+    /// taken as it is in the input, with nothing to check): consumed. `None`, with
+    /// nothing consumed but whitespace, for any other value. Short strings (method
+    /// names, ids) are searched for their end in line, a word at a time.
+    #[inline(always)]
+    pub(crate) fn plain_str(&mut self) -> Option<&'a [u8]> {
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let first = self.pos + 1;
+        let end = skip::run_end(self.input, first);
+        if self.input.get(end) != Some(&b'"') {
+            return None;
+        }
+        self.after_open = false;
+        self.pos = end + 1;
+        self.input.get(first..end)
     }
 
     /// Checks one whole value without building it; returns its byte range in the input.
@@ -406,13 +450,15 @@ impl<'a> Reader<'a> {
     }
 
     /// Consumes the next value if its text is exactly `text`, which must be a whole
-    /// value that nothing can extend (a string without escapes, or a literal).
+    /// value that nothing can extend (a string without escapes, or a literal), or
+    /// a whole member of that kind (name, `:` and value) where a member is read.
+    /// Nothing but whitespace is consumed otherwise.
     #[inline]
     pub(crate) fn skip_exact(&mut self, text: &[u8]) -> bool {
-        self.after_open = false;
         self.peek();
         let end = self.pos + text.len();
         if self.input.get(self.pos..end) == Some(text) {
+            self.after_open = false;
             self.pos = end;
             return true;
         }
@@ -549,7 +595,13 @@ impl<'a> Reader<'a> {
     #[inline(always)]
     fn string<S: Strings<'a>>(&mut self, sink: &mut S, place: Place) -> Result<bool, Error> {
         let first = self.pos + 1;
-        let mut end = find_ascii_run_end(self.input, first);
+        let mut end = if S::COPIES {
+            // A first run longer than a piece goes on in `long_string`: see
+            // `string_with_escapes`.
+            find_run_end::<true, LONG_RUN>(self.input, first)
+        } else {
+            find_ascii_run_end(self.input, first)
+        };
         loop {
             match self.input.get(end) {
                 Some(b'"') => {
@@ -572,9 +624,53 @@ impl<'a> Reader<'a> {
         self.string_with_escapes(sink, place, first, end)
     }
 
+    /// A string whose text, from `first`, starts with a run of ASCII longer than
+    /// [`Str::PIECE_BYTES`] (a base64 image, say), for a sink that copies its strings:
+    /// scanned a piece at a time, each piece checked and copied while the scan has
+    /// just brought it into the cache, so the text is read from memory once rather
+    /// than once to find its end and again to copy it. The copy is sized for the rest
+    /// of the input (the string can be no longer) and cut back when the sink boxes it.
+    /// At an escape, or whatever ends the string in error, the string is read again
+    /// from its start on the general path.
+    #[inline(never)]
+    fn long_string<S: Strings<'a>>(
+        &mut self,
+        sink: &mut S,
+        place: Place,
+        first: usize,
+    ) -> Result<bool, Error> {
+        let input = self.input;
+        let mut text = String::with_capacity(input.len().saturating_sub(first));
+        let mut start = first;
+        loop {
+            let piece_end = start + 8 + LONG_RUN;
+            let end = find_run_end::<true, LONG_RUN>(input, start);
+            let next = match input.get(end) {
+                _ if end == piece_end => end,
+                Some(b'"') => end,
+                Some(0x80..=0xFF) => match characters_end(input, end) {
+                    Ok(next) => next,
+                    Err(bad) => return self.string_with_escapes(sink, place, first, bad),
+                },
+                _ => return self.string_with_escapes(sink, place, first, end),
+            };
+            // ASCII, then whole characters checked where they stood: this check
+            // passes, and is what safe code needs to append them.
+            let checked = core::str::from_utf8(input.get(start..next).unwrap_or_default());
+            text.push_str(checked.unwrap_or_default());
+            if input.get(next) == Some(&b'"') && next == end {
+                sink.copied(text, place);
+                self.pos = end + 1;
+                return Ok(false);
+            }
+            start = next;
+        }
+    }
+
     /// The rest of [`string`](Reader::string) when the string's text starts at
     /// `first` and its first escape (or whatever else ended the first run) is at
-    /// `special`.
+    /// `special`; or, for a sink that copies, when the first run was searched as far
+    /// as a piece and goes on ([`long_string`](Reader::long_string)).
     ///
     /// The string is decoded from the checked text ([`Reader::text`]): escapes are
     /// ASCII, so the raw text is UTF-8 exactly as far as the decoded text is, and
@@ -588,6 +684,16 @@ impl<'a> Reader<'a> {
         first: usize,
         special: usize,
     ) -> Result<bool, Error> {
+        if S::COPIES
+            && special == first + 8 + LONG_RUN
+            && self
+                .input
+                .get(special)
+                .is_some_and(|&b| !ends_run::<true>(b))
+        {
+            // Not an escape: the first run was searched no further than a piece.
+            return self.long_string(sink, place, first);
+        }
         let lone = match place {
             Place::Name => LoneSurrogate::Reject,
             Place::Value { .. } => self.value_surrogates(),
@@ -933,7 +1039,7 @@ pub(crate) fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
 /// `input.len()`.
 #[inline]
 pub(crate) fn find_special(input: &[u8], from: usize) -> usize {
-    find_run_end::<false>(input, from)
+    find_run_end::<false, { usize::MAX }>(input, from)
 }
 
 /// The index of the first `"`, `\`, control byte or byte from 0x80 up at or after
@@ -941,7 +1047,7 @@ pub(crate) fn find_special(input: &[u8], from: usize) -> usize {
 /// ends at its closing quote this way is known to be UTF-8 without a check.
 #[inline]
 pub(crate) fn find_ascii_run_end(input: &[u8], from: usize) -> usize {
-    find_run_end::<true>(input, from)
+    find_run_end::<true, { usize::MAX }>(input, from)
 }
 
 /// After the multi-byte characters starting at `input[i]` (a byte from 0x80 up):
@@ -994,20 +1100,21 @@ fn run_enders<const ASCII: bool>(word: u64) -> u64 {
     }
 }
 
-/// [`find_special`] and [`find_ascii_run_end`].
+/// [`find_special`] and [`find_ascii_run_end`], searching the first word and at
+/// most `WITHIN` bytes after it (and so returning at most `from + 8 + WITHIN`).
 ///
 /// Short runs (member names, small values, text between escapes) mostly end within
 /// the first word, checked here with bit tricks on a `u64`; longer ones go on in
 /// [`find_run_end_after`].
 #[inline(always)]
-fn find_run_end<const ASCII: bool>(input: &[u8], from: usize) -> usize {
+fn find_run_end<const ASCII: bool, const WITHIN: usize>(input: &[u8], from: usize) -> usize {
     match word_at(input, from) {
         Some(word) => {
             let found = run_enders::<ASCII>(word);
             if found != 0 {
                 return from + (found.trailing_zeros() / 8) as usize;
             }
-            find_run_end_after::<ASCII>(input, from + 8)
+            find_run_end_after::<ASCII, WITHIN>(input, from + 8)
         }
         None => {
             let tail = input.get(from..).unwrap_or_default();
@@ -1019,13 +1126,14 @@ fn find_run_end<const ASCII: bool>(input: &[u8], from: usize) -> usize {
     }
 }
 
-/// [`find_run_end`] past its first word: three more words, then 64-byte blocks,
+/// [`find_run_end`] past its first word, at most `WITHIN` bytes: three more words, then 64-byte blocks,
 /// written so the compiler checks each block with vector compares; the block
 /// holding the byte that ends the run is then searched a word at a time.
 #[inline(never)]
-fn find_run_end_after<const ASCII: bool>(input: &[u8], from: usize) -> usize {
+fn find_run_end_after<const ASCII: bool, const WITHIN: usize>(input: &[u8], from: usize) -> usize {
     const BLOCK: usize = 64;
     let rest = input.get(from..).unwrap_or_default();
+    let rest = rest.get(..WITHIN).unwrap_or(rest);
     let mut i = 0;
     while i < 24 {
         let Some(word) = word_at(rest, i) else { break };
@@ -1107,6 +1215,11 @@ fn string_end(input: &[u8], from: usize) -> usize {
 
 /// How many bytes a short run is copied as, whole, before it is cut back.
 pub(super) const WINDOW: usize = 32;
+
+/// How far past its first word a string's first run is searched before, for a sink
+/// that copies its strings, the string is taken for long: a piece in all
+/// ([`Reader::long_string`]).
+const LONG_RUN: usize = Str::PIECE_BYTES - 8;
 
 /// The `"`, `\\` and control bytes of a text, found 64 bytes at a time: each block
 /// becomes a bit mask of them (bit `k` for `bytes[base + k]`), and the next one is
@@ -1262,6 +1375,14 @@ trait Strings<'a> {
     fn start_text(&mut self, text: &str, first_run: usize) -> Self::Text;
     /// A string decoded from escapes.
     fn decoded(&mut self, text: <Self::Text as Text>::Out, place: Place);
+    /// Whether the sink keeps its strings as copies, so that a long string is better
+    /// copied as it is scanned and handed over whole to [`copied`](Strings::copied).
+    const COPIES: bool = false;
+    /// A string without escapes, its text copied as it was checked (only when
+    /// [`COPIES`](Strings::COPIES)).
+    fn copied(&mut self, text: String, place: Place) {
+        let _ = (text, place);
+    }
 }
 
 /// What [`Reader::walk`] finds, in order. `in_object` tells whether a completed
@@ -1459,6 +1580,11 @@ impl Strings<'_> for Tree {
             self.text = text;
         }
     }
+    const COPIES: bool = true;
+    /// Boxed as it is (cut back to its length).
+    fn copied(&mut self, text: String, place: Place) {
+        self.string(Str::from(text), place);
+    }
 }
 
 impl Sink<'_> for Tree {
@@ -1539,6 +1665,76 @@ impl Nesting {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Strings whose first run of ASCII is longer than a piece are copied as they
+    /// are scanned: parsed into a tree they give the same text, or the same error at
+    /// the same place, as the reader's own string reading (which borrows and never
+    /// takes that path). The ASCII run ends on both sides of piece edges, in a quote,
+    /// multi-byte characters, an escape, a byte that is not UTF-8, a control byte or
+    /// the end of the input; as a value, a member's value and a member name.
+    #[test]
+    fn long_strings_are_copied_as_they_are_scanned() {
+        let piece = Str::PIECE_BYTES;
+        let tails: [&[u8]; 10] = [
+            b"\"",
+            b"\xC3\xA9\xE2\x82\xAC\xF0\x9D\x84\x9E\"",
+            b"\xC3\xA9",
+            b"\\n tail\"",
+            b"\\u00e9\"",
+            b"\xFF\"",
+            b"\xE2\x82\"",
+            b"\x01\"",
+            b"\xC3",
+            b"",
+        ];
+        let options = ParseOptions::default();
+        for run in [
+            piece - 1,
+            piece,
+            piece + 1,
+            2 * piece - 1,
+            2 * piece,
+            3 * piece + 5,
+        ] {
+            for tail in tails {
+                for more in [0, 1, piece] {
+                    // The run, the tail, then (while the string is open) more ASCII
+                    // and a closing quote.
+                    let mut text = alloc::vec![b'x'; run];
+                    text.extend_from_slice(tail);
+                    if !tail.ends_with(b"\"") && !tail.is_empty() {
+                        text.extend(core::iter::repeat_n(b'y', more));
+                        text.push(b'"');
+                    }
+                    let what = alloc::format!("run {run}, tail {tail:?}, {more} more");
+                    let string = [b"\"".as_slice(), &text].concat();
+                    let expected = Reader::new(&string, &options).read_string();
+                    let expected_value = expected.clone().map(|(s, _)| Value::from(s));
+                    assert_eq!(parse(&string), expected_value, "{what}");
+                    let member = [b"{\"a\":".as_slice(), &string, b"}"].concat();
+                    let in_member = member.get(5..).unwrap_or_default();
+                    let in_member = Reader::new(in_member, &options).read_string();
+                    let expected_member = in_member
+                        .map(|(s, _)| Value::Object(Object::from_iter([("a", Value::from(s))])));
+                    let got = parse(&member);
+                    match (&got, &expected_member) {
+                        (Err(got), Err(e)) => {
+                            let at = |e: &Error| (e.kind(), e.offset());
+                            assert_eq!(at(got), (e.kind(), e.offset() + 5), "{what}");
+                        }
+                        _ => assert_eq!(got, expected_member, "{what}"),
+                    }
+                    let name = [b"{".as_slice(), &string, b":1}"].concat();
+                    if let Ok((s, _)) = &expected {
+                        let expected = Object::from_iter([(s.as_str(), Value::from(1))]);
+                        assert_eq!(parse(&name), Ok(Value::Object(expected)), "{what}");
+                    } else {
+                        assert!(parse(&name).is_err(), "{what}");
+                    }
+                }
+            }
+        }
+    }
 
     /// Passes over `bytes` as a string's text is passed over: ASCII bytes one by
     /// one, multi-byte characters with `characters_end`.

@@ -169,7 +169,7 @@ fn escaped_string_end(input: &[u8], mut i: usize, strict: bool) -> Result<usize,
 /// words, checked here in line; a run still going after four words is long, and
 /// goes on in [`find_ascii_run_end`], which takes long runs 64 bytes at a time.
 #[inline(always)]
-fn run_end(input: &[u8], mut i: usize) -> usize {
+pub(super) fn run_end(input: &[u8], mut i: usize) -> usize {
     for _ in 0..4 {
         let Some(word) = word_at(input, i) else { break };
         let found = special_or_high_bytes(word);

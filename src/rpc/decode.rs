@@ -394,6 +394,11 @@ fn read_entry<'a, F: Form<'a>>(form: &mut F, reader: &mut Reader<'a>) -> Entry<'
     }
     reader.begin_object()?;
     let mut envelope = Envelope::<F>::default();
+    // The usual first member, as every writer of the protocol's lines spells it,
+    // is compared in place; any other spelling is read in the loop.
+    if reader.skip_exact(br#""jsonrpc":"2.0""#) {
+        envelope.seen = Member::Jsonrpc.bit();
+    }
     while let Some(member) = reader.next_member_as(Member::from_name)? {
         if let Err(declined) = envelope.read_member(form, member, reader)? {
             return Ok(Err(declined));
@@ -415,14 +420,20 @@ enum Member {
 
 impl Member {
     #[inline(always)]
-    fn from_name(name: &[u8]) -> Option<Member> {
+    fn from_name(name: u64) -> Option<Member> {
+        const JSONRPC: u64 = Reader::member_key(b"jsonrpc");
+        const ID: u64 = Reader::member_key(b"id");
+        const METHOD: u64 = Reader::member_key(b"method");
+        const PARAMS: u64 = Reader::member_key(b"params");
+        const RESULT: u64 = Reader::member_key(b"result");
+        const ERROR: u64 = Reader::member_key(b"error");
         match name {
-            b"jsonrpc" => Some(Member::Jsonrpc),
-            b"id" => Some(Member::Id),
-            b"method" => Some(Member::Method),
-            b"params" => Some(Member::Params),
-            b"result" => Some(Member::Result),
-            b"error" => Some(Member::Error),
+            JSONRPC => Some(Member::Jsonrpc),
+            ID => Some(Member::Id),
+            METHOD => Some(Member::Method),
+            PARAMS => Some(Member::Params),
+            RESULT => Some(Member::Result),
+            ERROR => Some(Member::Error),
             _ => None,
         }
     }
@@ -714,11 +725,14 @@ enum ErrorMember {
 }
 
 impl ErrorMember {
-    fn from_name(name: &[u8]) -> ErrorMember {
+    fn from_name(name: u64) -> ErrorMember {
+        const CODE: u64 = Reader::member_key(b"code");
+        const MESSAGE: u64 = Reader::member_key(b"message");
+        const DATA: u64 = Reader::member_key(b"data");
         match name {
-            b"code" => ErrorMember::Code,
-            b"message" => ErrorMember::Message,
-            b"data" => ErrorMember::Data,
+            CODE => ErrorMember::Code,
+            MESSAGE => ErrorMember::Message,
+            DATA => ErrorMember::Data,
             _ => ErrorMember::Other,
         }
     }
