@@ -1272,13 +1272,12 @@ mod tests {
         let many: alloc::string::String = (0..70)
             .map(|i| alloc::format!(r#""p{i}":{{"type":"integer"}},"#))
             .collect();
+        let plain = |s: &str| alloc::string::String::from(s);
         let schemas = [
-            alloc::format!(r#"{{"properties":{{"a":{{}},"b":{{}}}},"required":["b"]}}"#),
-            alloc::format!(
-                r#"{{"properties":{{"a":{{}},"a":{{"type":"string"}}}},"required":["a","a"]}}"#
-            ),
-            alloc::format!(r#"{{"properties":{{"a":{{}}}},"required":["a","c"]}}"#),
-            alloc::format!(r#"{{"required":["c"],"additionalProperties":false}}"#),
+            plain(r#"{"properties":{"a":{},"b":{}},"required":["b"]}"#),
+            plain(r#"{"properties":{"a":{},"a":{"type":"string"}},"required":["a","a"]}"#),
+            plain(r#"{"properties":{"a":{}},"required":["a","c"]}"#),
+            plain(r#"{"required":["c"],"additionalProperties":false}"#),
             alloc::format!(r#"{{"properties":{{{many}"last":{{}}}},"required":["p3","last"]}}"#),
             alloc::format!(r#"{{"properties":{{{many}"last":{{}}}},"required":["p69"]}}"#),
         ];
