@@ -181,13 +181,43 @@ pub fn decode_reading<'a, T>(
     line: &'a [u8],
     read: impl FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
 ) -> Option<MessageRead<'a, T>> {
-    let mut reader = Reader::new(line, &ParseOptions::DEFAULT);
-    if reader.peek() != Some(b'{') {
-        return None;
+    MessageRead::decode_expecting(line, &[], read)
+}
+
+impl<'a, T> MessageRead<'a, T> {
+    /// [`decode_reading`] for a receiver that names the methods it expects: a
+    /// method that is one of `methods`, written in the line without escapes, is
+    /// handed out (to `read` too) as that one, found by comparing bytes, with no
+    /// UTF-8 check of the line's copy to make. The result equals
+    /// [`decode_reading`]'s.
+    ///
+    /// ```
+    /// use dhara_protocol::rpc::{MessageRead, PayloadOf};
+    ///
+    /// const METHODS: &[&str] = &["sum"];
+    /// let line = br#"{"jsonrpc":"2.0","id":7,"method":"sum","params":[1,2]}"#;
+    /// let read = MessageRead::decode_expecting(line, METHODS, |of, reader| match of {
+    ///     PayloadOf::Params { method, .. } if std::ptr::eq(method, METHODS[0]) => {
+    ///         reader.read_value().ok()
+    ///     }
+    ///     _ => None,
+    /// });
+    /// assert!(matches!(read, Some(MessageRead::Request { .. })));
+    /// ```
+    pub fn decode_expecting(
+        line: &'a [u8],
+        methods: &'static [&'static str],
+        read: impl FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
+    ) -> Option<MessageRead<'a, T>> {
+        let mut reader = Reader::new(line, &ParseOptions::DEFAULT);
+        if reader.peek() != Some(b'{') {
+            return None;
+        }
+        let mut form = Reading { read, methods };
+        let entry = read_entry(&mut form, &mut reader).ok()?.ok()?;
+        reader.finish().ok()?;
+        entry.ok().flatten()
     }
-    let entry = read_entry(&mut Reading(read), &mut reader).ok()?.ok()?;
-    reader.finish().ok()?;
-    entry.ok().flatten()
 }
 
 /// The `error` member's parts, with the data in the form being decoded.
@@ -339,7 +369,10 @@ impl<'a> Form<'a> for Borrowed {
 }
 
 /// Payloads read by the caller's reader, as [`decode_reading`] does it.
-struct Reading<R>(R);
+struct Reading<R> {
+    read: R,
+    methods: &'static [&'static str],
+}
 
 impl<'a, T, R> Form<'a> for Reading<R>
 where
@@ -350,13 +383,17 @@ where
     type Message = Option<MessageRead<'a, T>>;
     type Declined = ();
 
+    fn methods(&self) -> &'static [&'static str] {
+        self.methods
+    }
+
     #[inline]
     fn payload(
         &mut self,
         of: Option<PayloadOf<'_>>,
         reader: &mut Reader<'a>,
     ) -> Result<Result<T, ()>, json::Error> {
-        Ok(of.and_then(|of| (self.0)(of, reader)).ok_or(()))
+        Ok(of.and_then(|of| (self.read)(of, reader)).ok_or(()))
     }
 
     fn request(id: Id, method: Cow<'a, str>, params: Option<T>) -> Self::Message {
@@ -374,46 +411,49 @@ where
     }
 }
 
-/// Decodes a line in form `F`.
+/// Decodes a line in form `F`; any JSON error fails the whole line.
 fn decode_line<'a, F: Line<'a>>(
     mut form: F,
     line: &'a [u8],
     options: &ParseOptions,
 ) -> F::Incoming {
     let mut reader = Reader::new(line, options);
-    match read_line(&mut form, &mut reader) {
+    let read = if reader.peek() == Some(b'[') {
+        read_batch(&mut form, &mut reader)
+    } else {
+        // The single message is checked to end the line before it is wrapped, so
+        // it is moved once, into the answer.
+        read_entry(&mut form, &mut reader)
+            .and_then(|entry| reader.finish().map(|()| entry))
+            .map(|Ok(entry)| F::single(entry))
+    };
+    match read {
         Ok(line) => line,
         Err(e) => F::single(Err(DecodeError::new(DecodeErrorKind::Json(e), None, false))),
     }
 }
 
-/// Decodes a line; any JSON error (the outer `Err`) fails the whole line.
-fn read_line<'a, F: Line<'a>>(
+/// Decodes a batch, the rest of the line included.
+fn read_batch<'a, F: Line<'a>>(
     form: &mut F,
     reader: &mut Reader<'a>,
 ) -> Result<F::Incoming, json::Error> {
-    let line = if reader.peek() == Some(b'[') {
-        reader.begin_array()?;
-        let mut entries = Vec::new();
-        while reader.next_element()? {
-            let Ok(entry) = read_entry(form, reader)?;
-            entries.push(entry);
-        }
-        if entries.is_empty() {
-            F::single(Err(DecodeError::new(
-                DecodeErrorKind::EmptyBatch,
-                None,
-                false,
-            )))
-        } else {
-            F::batch(entries)
-        }
-    } else {
+    reader.begin_array()?;
+    let mut entries = Vec::new();
+    while reader.next_element()? {
         let Ok(entry) = read_entry(form, reader)?;
-        F::single(entry)
-    };
+        entries.push(entry);
+    }
     reader.finish()?;
-    Ok(line)
+    Ok(if entries.is_empty() {
+        F::single(Err(DecodeError::new(
+            DecodeErrorKind::EmptyBatch,
+            None,
+            false,
+        )))
+    } else {
+        F::batch(entries)
+    })
 }
 
 /// What reading one entry gives: the message or the error it makes, unless a
@@ -921,6 +961,16 @@ mod tests {
     fn expected_method(line: &[u8], methods: &'static [&'static str]) -> (String, bool) {
         let view = IncomingView::decode_expecting(line, &ParseOptions::DEFAULT, methods);
         assert_eq!(view, decode_view(line), "{}", String::from_utf8_lossy(line));
+        // Read in one pass, the reader is given the same method.
+        let mut given_to_reader = None;
+        let read = MessageRead::decode_expecting(line, methods, |of, reader| {
+            if let PayloadOf::Params { method, .. } = of {
+                given_to_reader = Some(methods.iter().any(|known| core::ptr::eq(*known, method)));
+            }
+            reader.read_value().ok()
+        });
+        let plain_read = decode_reading(line, |_, reader| reader.read_value().ok());
+        assert_eq!(read, plain_read, "{}", String::from_utf8_lossy(line));
         let IncomingView::Single(Ok(message)) = view else {
             panic!("{}: a valid message", String::from_utf8_lossy(line));
         };
@@ -933,6 +983,7 @@ mod tests {
             Cow::Borrowed(m) => methods.iter().any(|known| core::ptr::eq(*known, *m)),
             Cow::Owned(_) => false,
         };
+        assert_eq!(given_to_reader, Some(given));
         (method.into_owned(), given)
     }
 
@@ -947,7 +998,7 @@ mod tests {
             "sixteen_bytes_16",
             "seventeen_bytes17",
         ];
-        let line = |method: &str| format!(r#"{{"jsonrpc":"2.0","method":{method}}}"#);
+        let line = |method: &str| format!(r#"{{"jsonrpc":"2.0","method":{method},"params":[]}}"#);
         let cases = [
             (r#""tools/execute""#, "tools/execute", true),
             (r#""progress""#, "progress", true),
@@ -994,7 +1045,7 @@ mod tests {
             method in r"(tools|progress|x|\\u0074|\\/|/|é|\\\\){0,4}(execute)?",
         ) {
             const METHODS: &[&str] = &["tools/execute", "progress", "tools", "x", "toolsx"];
-            let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}"}}"#);
+            let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{}}}}"#);
             let (decoded, given) = expected_method(line.as_bytes(), METHODS);
             let plain = !method.contains('\\');
             proptest::prop_assert_eq!(given, plain && METHODS.contains(&decoded.as_str()));
