@@ -387,9 +387,26 @@ impl<'a> Reader<'a> {
     /// when it holds no escape.
     #[inline]
     pub fn read_str(&mut self) -> Result<(Cow<'a, str>, bool), Error> {
+        self.read_str_among(&[])
+    }
+
+    /// [`read_str`](Reader::read_str) for a string expected to be one of `known`:
+    /// when it is, written without escapes, the text is that one of `known`, found
+    /// by comparing bytes, with no UTF-8 check of the input to make.
+    #[inline]
+    pub(crate) fn read_str_among(
+        &mut self,
+        known: &[&'static str],
+    ) -> Result<(Cow<'a, str>, bool), Error> {
         if let Some(text) = self.plain_str() {
-            // ASCII, so UTF-8: the check, the one way to a `&str`, always passes.
-            let text = core::str::from_utf8(text).unwrap_or_default();
+            let text = match known
+                .iter()
+                .find(|known| same_bytes(known.as_bytes(), text))
+            {
+                Some(known) => known,
+                // ASCII, so UTF-8: the check, the one way to a `&str`, always passes.
+                None => core::str::from_utf8(text).unwrap_or_default(),
+            };
             return Ok((Cow::Borrowed(text), false));
         }
         self.after_open = false;
@@ -1033,6 +1050,21 @@ pub(crate) fn is_special_or_high(b: u8) -> bool {
 pub(crate) fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
     let word = bytes.get(at..at + 8)?;
     <[u8; 8]>::try_from(word).ok().map(u64::from_le_bytes)
+}
+
+/// Whether `a` and `b` are the same bytes. Texts of 8 to 16 bytes (most method
+/// names) are compared as two words, the first eight bytes and the last eight,
+/// without a call.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    if !(8..=16).contains(&a.len()) {
+        return a == b;
+    }
+    let last = a.len() - 8;
+    word_at(a, 0) == word_at(b, 0) && word_at(a, last) == word_at(b, last)
 }
 
 /// The index of the first `"`, `\` or control byte at or after `from`, or
