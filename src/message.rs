@@ -386,11 +386,6 @@ fn read_id(r: &mut Reader<'_>) -> Read<Option<Id>> {
     Ok(Ok(Some(id)))
 }
 
-/// Reads any value as a tree.
-fn read_any(r: &mut Reader<'_>) -> Read<Value> {
-    Ok(Ok(r.read_value()?))
-}
-
 /// Reads an array, each element with `read`; the first element that does not fit
 /// is the error.
 fn read_list<'a, T>(r: &mut Reader<'a>, read: fn(&mut Reader<'a>) -> Read<T>) -> Read<Vec<T>> {
@@ -832,16 +827,21 @@ impl ExecuteParams {
     }
 
     fn read(r: &mut Reader<'_>) -> Read<ExecuteParams> {
-        let (mut tool_name, mut input) = (Slot::new(), Slot::new());
+        // Any value is an input: it is kept as it is read, with nothing to check.
+        let (mut tool_name, mut input) = (Slot::new(), None);
         let members = read_members(r, |name, r| match name {
             b"toolName" => tool_name.read(r, read_string),
-            b"input" => input.read(r, read_any),
+            b"input" => {
+                input = Some(r.read_value()?);
+                Ok(true)
+            }
             _ => Ok(false),
         })?;
         Ok(members.and_then(|()| {
             Ok(ExecuteParams {
                 tool_name: tool_name.required("toolName", A_STRING)?,
-                input: input.required("input", "a JSON value")?,
+                input: input
+                    .ok_or_else(|| FieldError::missing("a JSON value").in_member("input"))?,
             })
         }))
     }

@@ -780,8 +780,24 @@ struct Rules {
     /// The schemas of members by name, in the schema's order (the last of a name
     /// counts).
     properties: Vec<(Str, Node)>,
+    /// When every required name has a schema among the first 64 `properties`: bit
+    /// `i` for each `properties[i]` a required name finds. The members are then
+    /// known to include the required ones from the properties they found, in the
+    /// same pass that checks them.
+    required_properties: Option<u64>,
     /// The schema of the other members (`false`: none allowed).
     additional: Option<Node>,
+}
+
+impl Rules {
+    /// Where the schema of a member named `name` is in `properties` (the last of
+    /// the name).
+    #[inline]
+    fn property_index(&self, name: &[u8]) -> Option<usize> {
+        self.properties
+            .iter()
+            .rposition(|(property, _)| property.as_bytes() == name)
+    }
 }
 
 impl PreparedSchema {
@@ -860,6 +876,12 @@ impl PreparedSchema {
             Some(schema) => Some(self.read(schema, depth + 1)?),
             None => None,
         };
+        rules.required_properties = rules.required.iter().try_fold(0, |mask, name| {
+            let at = rules
+                .property_index(name.as_bytes())
+                .filter(|&at| at < 64)?;
+            Some(mask | 1 << at)
+        });
         self.rules.push(rules);
         Some(Node::Rules(self.rules.len() - 1))
     }
@@ -906,17 +928,23 @@ impl PreparedSchema {
                     })
             }
             Value::Object(members) => {
-                let property = |name: &Str| {
-                    let found = rules.properties.iter().rev().find(|(n, _)| n == name);
-                    found.map(|(_, node)| *node)
-                };
-                rules.required.iter().all(|name| members.contains_key(name))
-                    && members.iter().all(|(name, value)| {
-                        match property(name).or(rules.additional) {
-                            Some(node) => self.fits(node, value),
-                            None => true,
+                // The properties the members found, as far as the required ones go.
+                let mut found = 0u64;
+                let members_fit = members.iter().all(|(name, value)| {
+                    let node = match rules.property_index(name.as_bytes()) {
+                        Some(at) => {
+                            found |= 1u64.checked_shl(at as u32).unwrap_or(0);
+                            rules.properties.get(at).map(|(_, node)| *node)
                         }
-                    })
+                        None => rules.additional,
+                    };
+                    node.is_none_or(|node| self.fits(node, value))
+                });
+                members_fit
+                    && match rules.required_properties {
+                        Some(required) => found & required == required,
+                        None => rules.required.iter().all(|name| members.contains_key(name)),
+                    }
             }
             Value::Null | Value::Bool(_) => true,
         }
@@ -1234,6 +1262,52 @@ mod tests {
             assert_eq!(validate(&schema, &input), Ok(()));
             let root = prepared.root.expect("a shallow schema is read whole");
             assert!(prepared.fits(root, &input), "{schema}");
+        }
+    }
+
+    /// Required names are checked against the members whether or not they have a
+    /// schema among the properties, and past the 64th property.
+    #[test]
+    fn required_members_are_found_with_or_without_a_property_schema() {
+        let many: alloc::string::String = (0..70)
+            .map(|i| alloc::format!(r#""p{i}":{{"type":"integer"}},"#))
+            .collect();
+        let plain = |s: &str| alloc::string::String::from(s);
+        let schemas = [
+            plain(r#"{"properties":{"a":{},"b":{}},"required":["b"]}"#),
+            plain(r#"{"properties":{"a":{},"a":{"type":"string"}},"required":["a","a"]}"#),
+            plain(r#"{"properties":{"a":{}},"required":["a","c"]}"#),
+            plain(r#"{"required":["c"],"additionalProperties":false}"#),
+            alloc::format!(r#"{{"properties":{{{many}"last":{{}}}},"required":["p3","last"]}}"#),
+            alloc::format!(r#"{{"properties":{{{many}"last":{{}}}},"required":["p69"]}}"#),
+        ];
+        let inputs = [
+            "{}",
+            r#"{"a":1}"#,
+            r#"{"a":"x"}"#,
+            r#"{"b":1}"#,
+            r#"{"a":1,"b":2,"c":3}"#,
+            r#"{"c":3}"#,
+            r#"{"p3":1,"last":null}"#,
+            r#"{"last":null,"p3":1.5}"#,
+            r#"{"p69":1}"#,
+            r#"{"p3":1}"#,
+        ];
+        for schema in &schemas {
+            let Ok(schema) = json::parse(schema.as_bytes()) else {
+                panic!("the schema is JSON: {schema}");
+            };
+            let prepared = PreparedSchema::new(schema.clone());
+            for input in inputs {
+                let Ok(input) = json::parse(input.as_bytes()) else {
+                    panic!("the input is JSON");
+                };
+                assert_eq!(
+                    prepared.validate(&input),
+                    validate(&schema, &input),
+                    "{schema} {input}"
+                );
+            }
         }
     }
 

@@ -7,7 +7,7 @@
 //! ends nothing of it is kept except its id and how it ended, in a ring of
 //! `Config::recent_ids` entries, so a late or duplicate reply is reported as such.
 
-use alloc::collections::{BTreeSet, VecDeque};
+use alloc::collections::VecDeque;
 
 use super::timers::Deadline;
 use crate::rpc::Id;
@@ -88,8 +88,8 @@ pub(crate) struct Calls {
     /// The calls in flight in the order they were issued, which is the order of
     /// their ids: a new one goes at the back, and one is found by binary search.
     in_flight: VecDeque<(CallId, Call)>,
-    /// `(deadline, call)` for every call in flight, earliest first.
-    deadlines: BTreeSet<(Instant, CallId)>,
+    /// `(deadline, call)` for every call in flight, earliest first: see [`Deadlines`].
+    deadlines: Deadlines,
     recent: VecDeque<(CallId, EndReason)>,
     recent_capacity: usize,
 }
@@ -99,7 +99,7 @@ impl Calls {
         Calls {
             next: 1,
             in_flight: VecDeque::new(),
-            deadlines: BTreeSet::new(),
+            deadlines: Deadlines::default(),
             recent: VecDeque::new(),
             recent_capacity,
         }
@@ -122,7 +122,7 @@ impl Calls {
     /// Ends a call in flight, remembering how.
     pub(crate) fn end(&mut self, id: CallId, how: Option<EndReason>) -> Option<Call> {
         let (_, call) = self.in_flight.remove(self.position(id)?)?;
-        self.deadlines.remove(&(call.deadline.at(), id));
+        self.deadlines.remove((call.deadline.at(), id));
         if let Some(how) = how {
             self.remember(id, how);
         }
@@ -180,7 +180,7 @@ impl Calls {
             return;
         };
         if let Some(later) = call.deadline.after_progress(now) {
-            self.deadlines.remove(&(call.deadline.at(), id));
+            self.deadlines.remove((call.deadline.at(), id));
             self.deadlines.insert((later.at(), id));
             call.deadline = later;
         }
@@ -188,7 +188,7 @@ impl Calls {
 
     /// The call whose deadline comes first (ties: the lower id).
     pub(crate) fn earliest_deadline(&self) -> Option<(Instant, CallId)> {
-        self.deadlines.first().copied()
+        self.deadlines.first()
     }
 
     /// The call with the lowest id.
@@ -218,6 +218,41 @@ impl Calls {
     }
 }
 
+/// The deadlines of the calls in flight, `(deadline, call)` in order, earliest
+/// first.
+///
+/// Calls mostly share one timeout and are answered in the order they were sent, so
+/// a new deadline mostly goes at the back and the one removed is mostly at the
+/// front: both are found without a search, and any other place by binary search.
+#[derive(Debug, Default)]
+struct Deadlines {
+    sorted: VecDeque<(Instant, CallId)>,
+}
+
+impl Deadlines {
+    fn insert(&mut self, deadline: (Instant, CallId)) {
+        match self.sorted.back() {
+            Some(last) if *last > deadline => {
+                let at = self.sorted.partition_point(|d| *d < deadline);
+                self.sorted.insert(at, deadline);
+            }
+            _ => self.sorted.push_back(deadline),
+        }
+    }
+
+    fn remove(&mut self, deadline: (Instant, CallId)) {
+        if self.sorted.front() == Some(&deadline) {
+            self.sorted.pop_front();
+        } else if let Ok(at) = self.sorted.binary_search(&deadline) {
+            self.sorted.remove(at);
+        }
+    }
+
+    fn first(&self) -> Option<(Instant, CallId)> {
+        self.sorted.front().copied()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +263,42 @@ mod tests {
         Call {
             kind: CallKind::Execute,
             deadline: Deadline::new(Instant::ZERO, Duration::from_secs(1), false, None),
+        }
+    }
+
+    #[test]
+    fn deadlines_stay_in_order_whatever_the_order_of_changes() {
+        use alloc::collections::BTreeSet;
+        let mut deadlines = Deadlines::default();
+        let mut model = BTreeSet::new();
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for step in 0..2000u64 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let at = Instant::from_millis(state % 50);
+            let entry = (at, CallId(step));
+            match state % 3 {
+                // A removal of some entry, often the first, sometimes a missing one.
+                0 => {
+                    let target = match state % 4 {
+                        0 => model
+                            .iter()
+                            .nth((state as usize / 8) % (model.len() + 1))
+                            .copied(),
+                        _ => model.first().copied(),
+                    };
+                    let target = target.unwrap_or(entry);
+                    deadlines.remove(target);
+                    model.remove(&target);
+                }
+                _ => {
+                    deadlines.insert(entry);
+                    model.insert(entry);
+                }
+            }
+            assert_eq!(deadlines.first(), model.first().copied());
+            assert!(deadlines.sorted.iter().eq(model.iter()));
         }
     }
 

@@ -155,9 +155,21 @@ impl Core {
 
     /// Handles the next entry of a batch line, if one is left; after the last, sends
     /// the answers to its requests as one batch.
+    #[inline]
     pub(super) fn handle_next_batch_entry(&mut self) -> bool {
-        let Some(entry) = self.batch.entries.pop_front() else {
+        // Checked here, where the step loop asks, before any call.
+        if self.batch.entries.is_empty() {
             return false;
+        }
+        self.handle_batch_entry();
+        true
+    }
+
+    /// [`handle_next_batch_entry`](Core::handle_next_batch_entry), once one is left.
+    #[inline(never)]
+    fn handle_batch_entry(&mut self) {
+        let Some(entry) = self.batch.entries.pop_front() else {
+            return;
         };
         let line = core::mem::take(&mut self.batch.line);
         match entry {
@@ -175,7 +187,6 @@ impl Core {
                 self.send(|out| rpc::write_response_batch(&answers, out));
             }
         }
-        true
     }
 
     fn handle_entry(&mut self, entry: Result<MessageView<'_>, DecodeError>, in_batch: bool) {

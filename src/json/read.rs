@@ -546,10 +546,7 @@ impl<'a> Reader<'a> {
                     let start = self.pos;
                     self.pos =
                         number_end(self.input, start).map_err(|(kind, at)| self.error(kind, at))?;
-                    sink.number(
-                        self.input.get(start..self.pos).unwrap_or_default(),
-                        in_object,
-                    );
+                    sink.number(self.input, start, self.pos, in_object);
                 }
                 Some(b't') => {
                     self.literal(b"true")?;
@@ -612,7 +609,13 @@ impl<'a> Reader<'a> {
     #[inline(always)]
     fn string<S: Strings<'a>>(&mut self, sink: &mut S, place: Place) -> Result<bool, Error> {
         let first = self.pos + 1;
-        let mut end = find_ascii_run_end(self.input, first);
+        let mut end = if S::COPIES {
+            // A first run longer than a piece goes on in `long_string`: see
+            // `string_with_escapes`.
+            find_run_end::<true, LONG_RUN>(self.input, first)
+        } else {
+            find_ascii_run_end(self.input, first)
+        };
         loop {
             match self.input.get(end) {
                 Some(b'"') => {
@@ -635,9 +638,53 @@ impl<'a> Reader<'a> {
         self.string_with_escapes(sink, place, first, end)
     }
 
+    /// A string whose text, from `first`, starts with a run of ASCII longer than
+    /// [`Str::PIECE_BYTES`] (a base64 image, say), for a sink that copies its strings:
+    /// scanned a piece at a time, each piece checked and copied while the scan has
+    /// just brought it into the cache, so the text is read from memory once rather
+    /// than once to find its end and again to copy it. The copy is sized for the rest
+    /// of the input (the string can be no longer) and cut back when the sink boxes it.
+    /// At an escape, or whatever ends the string in error, the string is read again
+    /// from its start on the general path.
+    #[inline(never)]
+    fn long_string<S: Strings<'a>>(
+        &mut self,
+        sink: &mut S,
+        place: Place,
+        first: usize,
+    ) -> Result<bool, Error> {
+        let input = self.input;
+        let mut text = String::with_capacity(input.len().saturating_sub(first));
+        let mut start = first;
+        loop {
+            let piece_end = start + 8 + LONG_RUN;
+            let end = find_run_end::<true, LONG_RUN>(input, start);
+            let next = match input.get(end) {
+                _ if end == piece_end => end,
+                Some(b'"') => end,
+                Some(0x80..=0xFF) => match characters_end(input, end) {
+                    Ok(next) => next,
+                    Err(bad) => return self.string_with_escapes(sink, place, first, bad),
+                },
+                _ => return self.string_with_escapes(sink, place, first, end),
+            };
+            // ASCII, then whole characters checked where they stood: this check
+            // passes, and is what safe code needs to append them.
+            let checked = core::str::from_utf8(input.get(start..next).unwrap_or_default());
+            text.push_str(checked.unwrap_or_default());
+            if input.get(next) == Some(&b'"') && next == end {
+                sink.copied(text, place);
+                self.pos = end + 1;
+                return Ok(false);
+            }
+            start = next;
+        }
+    }
+
     /// The rest of [`string`](Reader::string) when the string's text starts at
     /// `first` and its first escape (or whatever else ended the first run) is at
-    /// `special`.
+    /// `special`; or, for a sink that copies, when the first run was searched as far
+    /// as a piece and goes on ([`long_string`](Reader::long_string)).
     ///
     /// The string is decoded from the checked text ([`Reader::text`]): escapes are
     /// ASCII, so the raw text is UTF-8 exactly as far as the decoded text is, and
@@ -651,6 +698,16 @@ impl<'a> Reader<'a> {
         first: usize,
         special: usize,
     ) -> Result<bool, Error> {
+        if S::COPIES
+            && special == first + 8 + LONG_RUN
+            && self
+                .input
+                .get(special)
+                .is_some_and(|&b| !ends_run::<true>(b))
+        {
+            // Not an escape: the first run was searched no further than a piece.
+            return self.long_string(sink, place, first);
+        }
         let lone = match place {
             Place::Name => LoneSurrogate::Reject,
             Place::Value { .. } => self.value_surrogates(),
@@ -1011,7 +1068,7 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 /// `input.len()`.
 #[inline]
 pub(crate) fn find_special(input: &[u8], from: usize) -> usize {
-    find_run_end::<false>(input, from)
+    find_run_end::<false, { usize::MAX }>(input, from)
 }
 
 /// The index of the first `"`, `\`, control byte or byte from 0x80 up at or after
@@ -1019,7 +1076,7 @@ pub(crate) fn find_special(input: &[u8], from: usize) -> usize {
 /// ends at its closing quote this way is known to be UTF-8 without a check.
 #[inline]
 pub(crate) fn find_ascii_run_end(input: &[u8], from: usize) -> usize {
-    find_run_end::<true>(input, from)
+    find_run_end::<true, { usize::MAX }>(input, from)
 }
 
 /// After the multi-byte characters starting at `input[i]` (a byte from 0x80 up):
@@ -1072,20 +1129,21 @@ fn run_enders<const ASCII: bool>(word: u64) -> u64 {
     }
 }
 
-/// [`find_special`] and [`find_ascii_run_end`].
+/// [`find_special`] and [`find_ascii_run_end`], searching the first word and at
+/// most `WITHIN` bytes after it (and so returning at most `from + 8 + WITHIN`).
 ///
 /// Short runs (member names, small values, text between escapes) mostly end within
 /// the first word, checked here with bit tricks on a `u64`; longer ones go on in
 /// [`find_run_end_after`].
 #[inline(always)]
-fn find_run_end<const ASCII: bool>(input: &[u8], from: usize) -> usize {
+fn find_run_end<const ASCII: bool, const WITHIN: usize>(input: &[u8], from: usize) -> usize {
     match word_at(input, from) {
         Some(word) => {
             let found = run_enders::<ASCII>(word);
             if found != 0 {
                 return from + (found.trailing_zeros() / 8) as usize;
             }
-            find_run_end_after::<ASCII>(input, from + 8)
+            find_run_end_after::<ASCII, WITHIN>(input, from + 8)
         }
         None => {
             let tail = input.get(from..).unwrap_or_default();
@@ -1097,13 +1155,14 @@ fn find_run_end<const ASCII: bool>(input: &[u8], from: usize) -> usize {
     }
 }
 
-/// [`find_run_end`] past its first word: three more words, then 64-byte blocks,
+/// [`find_run_end`] past its first word, at most `WITHIN` bytes: three more words, then 64-byte blocks,
 /// written so the compiler checks each block with vector compares; the block
 /// holding the byte that ends the run is then searched a word at a time.
 #[inline(never)]
-fn find_run_end_after<const ASCII: bool>(input: &[u8], from: usize) -> usize {
+fn find_run_end_after<const ASCII: bool, const WITHIN: usize>(input: &[u8], from: usize) -> usize {
     const BLOCK: usize = 64;
     let rest = input.get(from..).unwrap_or_default();
+    let rest = rest.get(..WITHIN).unwrap_or(rest);
     let mut i = 0;
     while i < 24 {
         let Some(word) = word_at(rest, i) else { break };
@@ -1185,6 +1244,11 @@ fn string_end(input: &[u8], from: usize) -> usize {
 
 /// How many bytes a short run is copied as, whole, before it is cut back.
 pub(super) const WINDOW: usize = 32;
+
+/// How far past its first word a string's first run is searched before, for a sink
+/// that copies its strings, the string is taken for long: a piece in all
+/// ([`Reader::long_string`]).
+const LONG_RUN: usize = Str::PIECE_BYTES - 8;
 
 /// The `"`, `\\` and control bytes of a text, found 64 bytes at a time: each block
 /// becomes a bit mask of them (bit `k` for `bytes[base + k]`), and the next one is
@@ -1340,6 +1404,14 @@ trait Strings<'a> {
     fn start_text(&mut self, text: &str, first_run: usize) -> Self::Text;
     /// A string decoded from escapes.
     fn decoded(&mut self, text: <Self::Text as Text>::Out, place: Place);
+    /// Whether the sink keeps its strings as copies, so that a long string is better
+    /// copied as it is scanned and handed over whole to [`copied`](Strings::copied).
+    const COPIES: bool = false;
+    /// A string without escapes, its text copied as it was checked (only when
+    /// [`COPIES`](Strings::COPIES)).
+    fn copied(&mut self, text: String, place: Place) {
+        let _ = (text, place);
+    }
 }
 
 /// What [`Reader::walk`] finds, in order. `in_object` tells whether a completed
@@ -1348,7 +1420,7 @@ trait Sink<'a>: Strings<'a> {
     /// `null`, `true` or `false`.
     fn literal(&mut self, v: Value, in_object: bool);
     /// A number's text, checked against the grammar.
-    fn number(&mut self, text: &[u8], in_object: bool);
+    fn number(&mut self, input: &[u8], start: usize, end: usize, in_object: bool);
     /// An array or object starts.
     fn open(&mut self, object: bool);
     /// The innermost open array or object ends; it is a value in its turn.
@@ -1408,7 +1480,7 @@ impl Strings<'_> for Skip {
 
 impl Sink<'_> for Skip {
     fn literal(&mut self, _: Value, _: bool) {}
-    fn number(&mut self, _: &[u8], _: bool) {}
+    fn number(&mut self, _: &[u8], _: usize, _: usize, _: bool) {}
     fn open(&mut self, _: bool) {}
     fn close(&mut self, _: bool, _: bool) {}
 }
@@ -1504,22 +1576,33 @@ impl Tree {
     }
 }
 
+/// The text `input[start..end]`, already checked to be UTF-8, as a [`Str`]: a short
+/// one is stored inline as it is, with no further check (copied as a fixed-size
+/// window of the input where the input goes on far enough); a long one is checked
+/// again as it is boxed (safe code cannot box a `str` otherwise).
+#[inline(always)]
+fn checked_str(input: &[u8], start: usize, end: usize) -> Str {
+    let window = input
+        .get(start..start + Str::INLINE_CAPACITY)
+        .and_then(|w| <&[u8; Str::INLINE_CAPACITY]>::try_from(w).ok());
+    let inline = match window {
+        Some(window) => Str::from_checked_window(window, end - start),
+        None => None,
+    };
+    match inline {
+        Some(s) => s,
+        None => {
+            Str::from_checked_bytes(input.get(start..end).unwrap_or_default()).unwrap_or_default()
+        }
+    }
+}
+
 impl Strings<'_> for Tree {
     type Text = String;
-    /// A short string is stored inline as it is, with no further check (copied as
-    /// a fixed-size window of the input where the input goes on far enough); a long
-    /// one is checked again as it is boxed (safe code cannot box a `str` otherwise).
-    #[inline]
+    /// See [`checked_str`].
+    #[inline(always)]
     fn checked(&mut self, input: &[u8], start: usize, end: usize, place: Place) {
-        let window = input
-            .get(start..start + Str::INLINE_CAPACITY)
-            .and_then(|w| <&[u8; Str::INLINE_CAPACITY]>::try_from(w).ok());
-        let s = match window {
-            Some(window) => Str::from_checked_window(window, end - start),
-            None => None,
-        };
-        let s = s.or_else(|| Str::from_checked_bytes(input.get(start..end).unwrap_or_default()));
-        self.string(s.unwrap_or_default(), place);
+        self.string(checked_str(input, start, end), place);
     }
     /// The scratch text, emptied.
     #[inline]
@@ -1537,6 +1620,11 @@ impl Strings<'_> for Tree {
             self.text = text;
         }
     }
+    const COPIES: bool = true;
+    /// Boxed as it is (cut back to its length).
+    fn copied(&mut self, text: String, place: Place) {
+        self.string(Str::from(text), place);
+    }
 }
 
 impl Sink<'_> for Tree {
@@ -1545,8 +1633,9 @@ impl Sink<'_> for Tree {
         self.complete(v, in_object);
     }
     #[inline]
-    fn number(&mut self, text: &[u8], in_object: bool) {
-        self.complete(Value::Number(Number::from_checked_bytes(text)), in_object);
+    fn number(&mut self, input: &[u8], start: usize, end: usize, in_object: bool) {
+        let number = Number::from_checked_text(checked_str(input, start, end));
+        self.complete(Value::Number(number), in_object);
     }
     #[inline]
     fn open(&mut self, object: bool) {
@@ -1617,6 +1706,76 @@ impl Nesting {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Strings whose first run of ASCII is longer than a piece are copied as they
+    /// are scanned: parsed into a tree they give the same text, or the same error at
+    /// the same place, as the reader's own string reading (which borrows and never
+    /// takes that path). The ASCII run ends on both sides of piece edges, in a quote,
+    /// multi-byte characters, an escape, a byte that is not UTF-8, a control byte or
+    /// the end of the input; as a value, a member's value and a member name.
+    #[test]
+    fn long_strings_are_copied_as_they_are_scanned() {
+        let piece = Str::PIECE_BYTES;
+        let tails: [&[u8]; 10] = [
+            b"\"",
+            b"\xC3\xA9\xE2\x82\xAC\xF0\x9D\x84\x9E\"",
+            b"\xC3\xA9",
+            b"\\n tail\"",
+            b"\\u00e9\"",
+            b"\xFF\"",
+            b"\xE2\x82\"",
+            b"\x01\"",
+            b"\xC3",
+            b"",
+        ];
+        let options = ParseOptions::default();
+        for run in [
+            piece - 1,
+            piece,
+            piece + 1,
+            2 * piece - 1,
+            2 * piece,
+            3 * piece + 5,
+        ] {
+            for tail in tails {
+                for more in [0, 1, piece] {
+                    // The run, the tail, then (while the string is open) more ASCII
+                    // and a closing quote.
+                    let mut text = alloc::vec![b'x'; run];
+                    text.extend_from_slice(tail);
+                    if !tail.ends_with(b"\"") && !tail.is_empty() {
+                        text.extend(core::iter::repeat_n(b'y', more));
+                        text.push(b'"');
+                    }
+                    let what = alloc::format!("run {run}, tail {tail:?}, {more} more");
+                    let string = [b"\"".as_slice(), &text].concat();
+                    let expected = Reader::new(&string, &options).read_string();
+                    let expected_value = expected.clone().map(|(s, _)| Value::from(s));
+                    assert_eq!(parse(&string), expected_value, "{what}");
+                    let member = [b"{\"a\":".as_slice(), &string, b"}"].concat();
+                    let in_member = member.get(5..).unwrap_or_default();
+                    let in_member = Reader::new(in_member, &options).read_string();
+                    let expected_member = in_member
+                        .map(|(s, _)| Value::Object(Object::from_iter([("a", Value::from(s))])));
+                    let got = parse(&member);
+                    match (&got, &expected_member) {
+                        (Err(got), Err(e)) => {
+                            let at = |e: &Error| (e.kind(), e.offset());
+                            assert_eq!(at(got), (e.kind(), e.offset() + 5), "{what}");
+                        }
+                        _ => assert_eq!(got, expected_member, "{what}"),
+                    }
+                    let name = [b"{".as_slice(), &string, b":1}"].concat();
+                    if let Ok((s, _)) = &expected {
+                        let expected = Object::from_iter([(s.as_str(), Value::from(1))]);
+                        assert_eq!(parse(&name), Ok(Value::Object(expected)), "{what}");
+                    } else {
+                        assert!(parse(&name).is_err(), "{what}");
+                    }
+                }
+            }
+        }
+    }
 
     /// Passes over `bytes` as a string's text is passed over: ASCII bytes one by
     /// one, multi-byte characters with `characters_end`.

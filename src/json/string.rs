@@ -122,7 +122,7 @@ impl Str {
     }
 
     /// How much of a long text is checked, then copied, at a time.
-    const PIECE_BYTES: usize = 16 * 1024;
+    pub(super) const PIECE_BYTES: usize = 16 * 1024;
 
     /// A long text checked and copied a piece at a time, each piece copied while
     /// the check has just brought it into the cache (rather than checking all of a

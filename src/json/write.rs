@@ -223,7 +223,50 @@ pub fn write_string(s: &str, out: &mut Vec<u8>) {
 
 /// [`write_string`] of a string's bytes (valid UTF-8, as a [`Str`] holds): a `Str`
 /// gives its bytes without checking them again.
+///
+/// Most strings of a message are short and hold nothing to escape (member names,
+/// paths, ids): those are checked in two words and copied in one piece right here;
+/// the others go to [`write_escaped_runs`].
+#[inline]
 fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
+    if is_short_and_plain(bytes) {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+    } else {
+        write_escaped_runs(bytes, out);
+    }
+}
+
+/// `true` for at most 16 bytes without a `"`, `\` or control byte: checked as two
+/// words that may overlap (under 8 bytes, two 4-byte halves padded with spaces), with
+/// no loop but for the shortest strings.
+#[inline]
+fn is_short_and_plain(bytes: &[u8]) -> bool {
+    let len = bytes.len();
+    let words = match len {
+        8..=16 => word_at(bytes, 0).zip(word_at(bytes, len - 8)),
+        4..=7 => half_word_at(bytes, 0).zip(half_word_at(bytes, len - 4)),
+        0..=3 => return !bytes.iter().any(|&b| is_special(b)),
+        _ => None,
+    };
+    words.is_some_and(|(first, last)| special_bytes(first) | special_bytes(last) == 0)
+}
+
+/// The four bytes at `bytes[at..]` as the low half of a little-endian word whose
+/// high half is spaces (which need no escape).
+#[inline]
+fn half_word_at(bytes: &[u8], at: usize) -> Option<u64> {
+    const SPACES: u64 = 0x2020_2020 << 32;
+    let half = bytes.get(at..at + 4)?;
+    let half = <[u8; 4]>::try_from(half).ok()?;
+    Some(u64::from(u32::from_le_bytes(half)) | SPACES)
+}
+
+/// [`write_escaped`] of any string: runs copied, escapes written.
+#[inline(never)]
+fn write_escaped_runs(bytes: &[u8], out: &mut Vec<u8>) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut i = copy_run(bytes, 0, out);
@@ -330,5 +373,53 @@ impl fmt::Display for Value {
         let mut out = Vec::new();
         write_value(self, &mut out);
         f.write_str(core::str::from_utf8(&out).map_err(|_| fmt::Error)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::String;
+
+    /// The escaped text, one character at a time.
+    fn escaped_slowly(s: &str) -> Vec<u8> {
+        let mut out = alloc::vec![b'"'];
+        for c in s.chars() {
+            match c {
+                '"' => out.extend_from_slice(b"\\\""),
+                '\\' => out.extend_from_slice(b"\\\\"),
+                '\n' => out.extend_from_slice(b"\\n"),
+                '\r' => out.extend_from_slice(b"\\r"),
+                '\t' => out.extend_from_slice(b"\\t"),
+                '\u{8}' => out.extend_from_slice(b"\\b"),
+                '\u{c}' => out.extend_from_slice(b"\\f"),
+                c if u32::from(c) < 0x20 => {
+                    out.extend_from_slice(alloc::format!("\\u{:04x}", u32::from(c)).as_bytes())
+                }
+                c => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+            }
+        }
+        out.push(b'"');
+        out
+    }
+
+    #[test]
+    fn short_strings_are_escaped_wherever_the_byte_is() {
+        for len in 0..=20 {
+            let plain: String = "abcdefghijklmnopqrstu".chars().take(len).collect();
+            let mut out = Vec::new();
+            write_string(&plain, &mut out);
+            assert_eq!(out, escaped_slowly(&plain), "{plain:?}");
+            for at in 0..len {
+                for special in ['"', '\\', '\n', '\u{0}', '\u{1f}', 'é', '\u{7f}', ' '] {
+                    let mut s = String::from(&plain[..at]);
+                    s.push(special);
+                    s.push_str(&plain[at + 1..]);
+                    let mut out = Vec::new();
+                    write_string(&s, &mut out);
+                    assert_eq!(out, escaped_slowly(&s), "{s:?}");
+                }
+            }
+        }
     }
 }
