@@ -387,9 +387,26 @@ impl<'a> Reader<'a> {
     /// when it holds no escape.
     #[inline]
     pub fn read_str(&mut self) -> Result<(Cow<'a, str>, bool), Error> {
+        self.read_str_among(&[])
+    }
+
+    /// [`read_str`](Reader::read_str) for a string expected to be one of `known`:
+    /// when it is, written without escapes, the text is that one of `known`, found
+    /// by comparing bytes, with no UTF-8 check of the input to make.
+    #[inline]
+    pub(crate) fn read_str_among(
+        &mut self,
+        known: &[&'static str],
+    ) -> Result<(Cow<'a, str>, bool), Error> {
         if let Some(text) = self.plain_str() {
-            // ASCII, so UTF-8: the check, the one way to a `&str`, always passes.
-            let text = core::str::from_utf8(text).unwrap_or_default();
+            let text = match known
+                .iter()
+                .find(|known| same_bytes(known.as_bytes(), text))
+            {
+                Some(known) => known,
+                // ASCII, so UTF-8: the check, the one way to a `&str`, always passes.
+                None => core::str::from_utf8(text).unwrap_or_default(),
+            };
             return Ok((Cow::Borrowed(text), false));
         }
         self.after_open = false;
@@ -529,10 +546,7 @@ impl<'a> Reader<'a> {
                     let start = self.pos;
                     self.pos =
                         number_end(self.input, start).map_err(|(kind, at)| self.error(kind, at))?;
-                    sink.number(
-                        self.input.get(start..self.pos).unwrap_or_default(),
-                        in_object,
-                    );
+                    sink.number(self.input, start, self.pos, in_object);
                 }
                 Some(b't') => {
                     self.literal(b"true")?;
@@ -1035,6 +1049,21 @@ pub(crate) fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
     <[u8; 8]>::try_from(word).ok().map(u64::from_le_bytes)
 }
 
+/// Whether `a` and `b` are the same bytes. Texts of 8 to 16 bytes (most method
+/// names) are compared as two words, the first eight bytes and the last eight,
+/// without a call.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    if !(8..=16).contains(&a.len()) {
+        return a == b;
+    }
+    let last = a.len() - 8;
+    word_at(a, 0) == word_at(b, 0) && word_at(a, last) == word_at(b, last)
+}
+
 /// The index of the first `"`, `\` or control byte at or after `from`, or
 /// `input.len()`.
 #[inline]
@@ -1391,7 +1420,7 @@ trait Sink<'a>: Strings<'a> {
     /// `null`, `true` or `false`.
     fn literal(&mut self, v: Value, in_object: bool);
     /// A number's text, checked against the grammar.
-    fn number(&mut self, text: &[u8], in_object: bool);
+    fn number(&mut self, input: &[u8], start: usize, end: usize, in_object: bool);
     /// An array or object starts.
     fn open(&mut self, object: bool);
     /// The innermost open array or object ends; it is a value in its turn.
@@ -1451,7 +1480,7 @@ impl Strings<'_> for Skip {
 
 impl Sink<'_> for Skip {
     fn literal(&mut self, _: Value, _: bool) {}
-    fn number(&mut self, _: &[u8], _: bool) {}
+    fn number(&mut self, _: &[u8], _: usize, _: usize, _: bool) {}
     fn open(&mut self, _: bool) {}
     fn close(&mut self, _: bool, _: bool) {}
 }
@@ -1547,22 +1576,33 @@ impl Tree {
     }
 }
 
+/// The text `input[start..end]`, already checked to be UTF-8, as a [`Str`]: a short
+/// one is stored inline as it is, with no further check (copied as a fixed-size
+/// window of the input where the input goes on far enough); a long one is checked
+/// again as it is boxed (safe code cannot box a `str` otherwise).
+#[inline(always)]
+fn checked_str(input: &[u8], start: usize, end: usize) -> Str {
+    let window = input
+        .get(start..start + Str::INLINE_CAPACITY)
+        .and_then(|w| <&[u8; Str::INLINE_CAPACITY]>::try_from(w).ok());
+    let inline = match window {
+        Some(window) => Str::from_checked_window(window, end - start),
+        None => None,
+    };
+    match inline {
+        Some(s) => s,
+        None => {
+            Str::from_checked_bytes(input.get(start..end).unwrap_or_default()).unwrap_or_default()
+        }
+    }
+}
+
 impl Strings<'_> for Tree {
     type Text = String;
-    /// A short string is stored inline as it is, with no further check (copied as
-    /// a fixed-size window of the input where the input goes on far enough); a long
-    /// one is checked again as it is boxed (safe code cannot box a `str` otherwise).
-    #[inline]
+    /// See [`checked_str`].
+    #[inline(always)]
     fn checked(&mut self, input: &[u8], start: usize, end: usize, place: Place) {
-        let window = input
-            .get(start..start + Str::INLINE_CAPACITY)
-            .and_then(|w| <&[u8; Str::INLINE_CAPACITY]>::try_from(w).ok());
-        let s = match window {
-            Some(window) => Str::from_checked_window(window, end - start),
-            None => None,
-        };
-        let s = s.or_else(|| Str::from_checked_bytes(input.get(start..end).unwrap_or_default()));
-        self.string(s.unwrap_or_default(), place);
+        self.string(checked_str(input, start, end), place);
     }
     /// The scratch text, emptied.
     #[inline]
@@ -1593,8 +1633,9 @@ impl Sink<'_> for Tree {
         self.complete(v, in_object);
     }
     #[inline]
-    fn number(&mut self, text: &[u8], in_object: bool) {
-        self.complete(Value::Number(Number::from_checked_bytes(text)), in_object);
+    fn number(&mut self, input: &[u8], start: usize, end: usize, in_object: bool) {
+        let number = Number::from_checked_text(checked_str(input, start, end));
+        self.complete(Value::Number(number), in_object);
     }
     #[inline]
     fn open(&mut self, object: bool) {

@@ -47,6 +47,12 @@ impl Number {
         }
     }
 
+    /// A number whose text has already been checked against the JSON number grammar.
+    #[inline]
+    pub(crate) fn from_checked_text(text: Str) -> Number {
+        Number { text }
+    }
+
     /// Builds a number from its text, if the text is a JSON number
     /// (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).
     pub fn from_text(text: &str) -> Option<Number> {

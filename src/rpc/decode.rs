@@ -69,7 +69,36 @@ pub fn decode_view(line: &[u8]) -> IncomingView<'_> {
 /// [`decode_view`] with the given JSON limits; the payloads keep them, so
 /// [`RawValue::parse`] and [`RawValue::reader`] read them under the same limits.
 pub fn decode_view_with<'a>(line: &'a [u8], options: &ParseOptions) -> IncomingView<'a> {
-    decode_line(Borrowed, line, options)
+    IncomingView::decode_expecting(line, options, &[])
+}
+
+impl<'a> IncomingView<'a> {
+    /// [`decode_view_with`] for a receiver that names the methods it expects: a
+    /// method that is one of `methods`, written in the line without escapes, is
+    /// handed out as that one (`Cow::Borrowed` of the `&'static str`), found by
+    /// comparing bytes, with no UTF-8 check of the line's copy to make. The result
+    /// equals [`decode_view_with`]'s.
+    ///
+    /// ```
+    /// use std::borrow::Cow;
+    /// use dhara_protocol::json::ParseOptions;
+    /// use dhara_protocol::rpc::{IncomingView, MessageView};
+    ///
+    /// const METHODS: &[&str] = &["tools/list", "tools/execute"];
+    /// let line = br#"{"jsonrpc":"2.0","id":7,"method":"tools/execute"}"#;
+    /// let view = IncomingView::decode_expecting(line, &ParseOptions::DEFAULT, METHODS);
+    /// let IncomingView::Single(Ok(MessageView::Request(request))) = view else {
+    ///     panic!("a valid request");
+    /// };
+    /// assert!(matches!(request.method, Cow::Borrowed(m) if std::ptr::eq(m, METHODS[1])));
+    /// ```
+    pub fn decode_expecting(
+        line: &'a [u8],
+        options: &ParseOptions,
+        methods: &'static [&'static str],
+    ) -> IncomingView<'a> {
+        decode_line(Borrowed { methods }, line, options)
+    }
 }
 
 /// Which payload [`decode_reading`] offers its reader, with what the envelope said
@@ -152,13 +181,43 @@ pub fn decode_reading<'a, T>(
     line: &'a [u8],
     read: impl FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
 ) -> Option<MessageRead<'a, T>> {
-    let mut reader = Reader::new(line, &ParseOptions::DEFAULT);
-    if reader.peek() != Some(b'{') {
-        return None;
+    MessageRead::decode_expecting(line, &[], read)
+}
+
+impl<'a, T> MessageRead<'a, T> {
+    /// [`decode_reading`] for a receiver that names the methods it expects: a
+    /// method that is one of `methods`, written in the line without escapes, is
+    /// handed out (to `read` too) as that one, found by comparing bytes, with no
+    /// UTF-8 check of the line's copy to make. The result equals
+    /// [`decode_reading`]'s.
+    ///
+    /// ```
+    /// use dhara_protocol::rpc::{MessageRead, PayloadOf};
+    ///
+    /// const METHODS: &[&str] = &["sum"];
+    /// let line = br#"{"jsonrpc":"2.0","id":7,"method":"sum","params":[1,2]}"#;
+    /// let read = MessageRead::decode_expecting(line, METHODS, |of, reader| match of {
+    ///     PayloadOf::Params { method, .. } if std::ptr::eq(method, METHODS[0]) => {
+    ///         reader.read_value().ok()
+    ///     }
+    ///     _ => None,
+    /// });
+    /// assert!(matches!(read, Some(MessageRead::Request { .. })));
+    /// ```
+    pub fn decode_expecting(
+        line: &'a [u8],
+        methods: &'static [&'static str],
+        read: impl FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
+    ) -> Option<MessageRead<'a, T>> {
+        let mut reader = Reader::new(line, &ParseOptions::DEFAULT);
+        if reader.peek() != Some(b'{') {
+            return None;
+        }
+        let mut form = Reading { read, methods };
+        let entry = read_entry(&mut form, &mut reader).ok()?.ok()?;
+        reader.finish().ok()?;
+        entry.ok().flatten()
     }
-    let entry = read_entry(&mut Reading(read), &mut reader).ok()?.ok()?;
-    reader.finish().ok()?;
-    entry.ok().flatten()
 }
 
 /// The `error` member's parts, with the data in the form being decoded.
@@ -177,6 +236,11 @@ trait Form<'a> {
     type Message;
     /// Why a payload may be left unread, ending the pass ([`Infallible`]: never).
     type Declined;
+    /// The methods the receiver expects, handed out as they are when a line's
+    /// method is one of them.
+    fn methods(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Reads one payload, told what it is when the envelope is far enough along.
     fn payload(
         &mut self,
@@ -247,8 +311,11 @@ impl<'a> Form<'a> for Owned {
     }
 }
 
-/// Borrowed messages: payloads left as [`RawValue`]s.
-struct Borrowed;
+/// Borrowed messages: payloads left as [`RawValue`]s, and the methods the
+/// receiver expects.
+struct Borrowed {
+    methods: &'static [&'static str],
+}
 
 impl<'a> Line<'a> for Borrowed {
     type Incoming = IncomingView<'a>;
@@ -266,6 +333,10 @@ impl<'a> Form<'a> for Borrowed {
     type Payload = RawValue<'a>;
     type Message = MessageView<'a>;
     type Declined = Infallible;
+
+    fn methods(&self) -> &'static [&'static str] {
+        self.methods
+    }
 
     #[inline]
     fn payload(
@@ -298,7 +369,10 @@ impl<'a> Form<'a> for Borrowed {
 }
 
 /// Payloads read by the caller's reader, as [`decode_reading`] does it.
-struct Reading<R>(R);
+struct Reading<R> {
+    read: R,
+    methods: &'static [&'static str],
+}
 
 impl<'a, T, R> Form<'a> for Reading<R>
 where
@@ -309,13 +383,17 @@ where
     type Message = Option<MessageRead<'a, T>>;
     type Declined = ();
 
+    fn methods(&self) -> &'static [&'static str] {
+        self.methods
+    }
+
     #[inline]
     fn payload(
         &mut self,
         of: Option<PayloadOf<'_>>,
         reader: &mut Reader<'a>,
     ) -> Result<Result<T, ()>, json::Error> {
-        Ok(of.and_then(|of| (self.0)(of, reader)).ok_or(()))
+        Ok(of.and_then(|of| (self.read)(of, reader)).ok_or(()))
     }
 
     fn request(id: Id, method: Cow<'a, str>, params: Option<T>) -> Self::Message {
@@ -333,46 +411,49 @@ where
     }
 }
 
-/// Decodes a line in form `F`.
+/// Decodes a line in form `F`; any JSON error fails the whole line.
 fn decode_line<'a, F: Line<'a>>(
     mut form: F,
     line: &'a [u8],
     options: &ParseOptions,
 ) -> F::Incoming {
     let mut reader = Reader::new(line, options);
-    match read_line(&mut form, &mut reader) {
+    let read = if reader.peek() == Some(b'[') {
+        read_batch(&mut form, &mut reader)
+    } else {
+        // The single message is checked to end the line before it is wrapped, so
+        // it is moved once, into the answer.
+        read_entry(&mut form, &mut reader)
+            .and_then(|entry| reader.finish().map(|()| entry))
+            .map(|Ok(entry)| F::single(entry))
+    };
+    match read {
         Ok(line) => line,
         Err(e) => F::single(Err(DecodeError::new(DecodeErrorKind::Json(e), None, false))),
     }
 }
 
-/// Decodes a line; any JSON error (the outer `Err`) fails the whole line.
-fn read_line<'a, F: Line<'a>>(
+/// Decodes a batch, the rest of the line included.
+fn read_batch<'a, F: Line<'a>>(
     form: &mut F,
     reader: &mut Reader<'a>,
 ) -> Result<F::Incoming, json::Error> {
-    let line = if reader.peek() == Some(b'[') {
-        reader.begin_array()?;
-        let mut entries = Vec::new();
-        while reader.next_element()? {
-            let Ok(entry) = read_entry(form, reader)?;
-            entries.push(entry);
-        }
-        if entries.is_empty() {
-            F::single(Err(DecodeError::new(
-                DecodeErrorKind::EmptyBatch,
-                None,
-                false,
-            )))
-        } else {
-            F::batch(entries)
-        }
-    } else {
+    reader.begin_array()?;
+    let mut entries = Vec::new();
+    while reader.next_element()? {
         let Ok(entry) = read_entry(form, reader)?;
-        F::single(entry)
-    };
+        entries.push(entry);
+    }
     reader.finish()?;
-    Ok(line)
+    Ok(if entries.is_empty() {
+        F::single(Err(DecodeError::new(
+            DecodeErrorKind::EmptyBatch,
+            None,
+            false,
+        )))
+    } else {
+        F::batch(entries)
+    })
 }
 
 /// What reading one entry gives: the message or the error it makes, unless a
@@ -519,11 +600,12 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
                 }
             }
             Member::Id => match read_id(reader)? {
-                Ok(id) => self.id = Some(id),
+                // Unset until now (each member is read once): nothing to drop.
+                Ok(id) => _ = self.id.get_or_insert(id),
                 Err(problem) => self.note(problem),
             },
-            Member::Method => match read_text(reader)? {
-                Some((method, false)) => self.method = Some(method),
+            Member::Method => match read_text(reader, form.methods())? {
+                Some((method, false)) => _ = self.method.get_or_insert(method),
                 Some((_, true)) => self.note(DecodeErrorKind::MethodLoneSurrogate),
                 None => self.note(DecodeErrorKind::MethodNotString),
             },
@@ -587,12 +669,15 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
     }
 }
 
-/// Reads a string value, borrowed from the line when it holds no escape, with
-/// whether a lone surrogate escape was replaced; `None` (with the value skipped) when
-/// the value is not a string.
-fn read_text<'a>(reader: &mut Reader<'a>) -> Result<Option<(Cow<'a, str>, bool)>, json::Error> {
+/// Reads a string value, borrowed from the line when it holds no escape (or, when
+/// it is one of `known`, that one), with whether a lone surrogate escape was
+/// replaced; `None` (with the value skipped) when the value is not a string.
+fn read_text<'a>(
+    reader: &mut Reader<'a>,
+    known: &'static [&'static str],
+) -> Result<Option<(Cow<'a, str>, bool)>, json::Error> {
     if reader.peek() == Some(b'"') {
-        reader.read_str().map(Some)
+        reader.read_str_among(known).map(Some)
     } else {
         reader.skip_value()?;
         Ok(None)
@@ -679,7 +764,7 @@ fn read_error_object<'a, F: Form<'a>>(
                 continue;
             }
             ErrorMember::Message if message.is_none() => {
-                message = Some(read_text(reader)?.map(|(text, _)| text));
+                message = Some(read_text(reader, &[])?.map(|(text, _)| text));
                 continue;
             }
             ErrorMember::Data if data.is_none() => {
@@ -824,6 +909,7 @@ pub fn scan_prefix(prefix: &[u8]) -> LinePrefix {
 mod tests {
     use super::*;
     use alloc::format;
+    use alloc::string::String;
 
     fn kind(line: &[u8]) -> Option<DecodeErrorKind> {
         match decode(line) {
@@ -846,6 +932,123 @@ mod tests {
         ] {
             let line = [&br#"{"method":"x","jsonrpc":"#[..], wrong, b"}"].concat();
             assert_eq!(kind(&line), Some(DecodeErrorKind::Version), "{wrong:?}");
+        }
+    }
+
+    #[test]
+    fn the_version_is_read_wherever_and_however_it_is_written() {
+        for line in [
+            &br#"{"jsonrpc":"2.0","method":"x"}"#[..],
+            br#"{ "jsonrpc" : "2.0" , "method" : "x" }"#,
+            br#"{"method":"x","jsonrpc":"2.0"}"#,
+            br#"{"jsonr\u0070c":"2.0","method":"x"}"#,
+        ] {
+            assert_eq!(kind(line), None, "{}", String::from_utf8_lossy(line));
+        }
+        let twice = br#"{"jsonrpc":"2.0","jsonrpc":"2.0","method":"x"}"#;
+        assert_eq!(
+            kind(twice),
+            Some(DecodeErrorKind::DuplicateMember("jsonrpc"))
+        );
+        let cut = br#"{"jsonrpc":"2.0""#;
+        assert!(matches!(kind(cut), Some(DecodeErrorKind::Json(_))));
+        let glued = br#"{"jsonrpc":"2.0":1}"#;
+        assert!(matches!(kind(glued), Some(DecodeErrorKind::Json(_))));
+    }
+
+    /// The method of a line decoded expecting `methods`, and whether it is one of
+    /// them, handed out as it is.
+    fn expected_method(line: &[u8], methods: &'static [&'static str]) -> (String, bool) {
+        let view = IncomingView::decode_expecting(line, &ParseOptions::DEFAULT, methods);
+        assert_eq!(view, decode_view(line), "{}", String::from_utf8_lossy(line));
+        // Read in one pass, the reader is given the same method.
+        let mut given_to_reader = None;
+        let read = MessageRead::decode_expecting(line, methods, |of, reader| {
+            if let PayloadOf::Params { method, .. } = of {
+                given_to_reader = Some(methods.iter().any(|known| core::ptr::eq(*known, method)));
+            }
+            reader.read_value().ok()
+        });
+        let plain_read = decode_reading(line, |_, reader| reader.read_value().ok());
+        assert_eq!(read, plain_read, "{}", String::from_utf8_lossy(line));
+        let IncomingView::Single(Ok(message)) = view else {
+            panic!("{}: a valid message", String::from_utf8_lossy(line));
+        };
+        let (MessageView::Request(RequestView { method, .. })
+        | MessageView::Notification(NotificationView { method, .. })) = message
+        else {
+            panic!("a request or a notification");
+        };
+        let given = match &method {
+            Cow::Borrowed(m) => methods.iter().any(|known| core::ptr::eq(*known, *m)),
+            Cow::Owned(_) => false,
+        };
+        assert_eq!(given_to_reader, Some(given));
+        (method.into_owned(), given)
+    }
+
+    #[test]
+    fn an_expected_method_is_handed_out_as_the_callers_own() {
+        const METHODS: &[&str] = &[
+            "tools",
+            "tools/execute",
+            "progress",
+            "a",
+            "b\\c",
+            "sixteen_bytes_16",
+            "seventeen_bytes17",
+        ];
+        let line = |method: &str| format!(r#"{{"jsonrpc":"2.0","method":{method},"params":[]}}"#);
+        let cases = [
+            (r#""tools/execute""#, "tools/execute", true),
+            (r#""progress""#, "progress", true),
+            (r#""tools""#, "tools", true),
+            (r#""a""#, "a", true),
+            (r#""sixteen_bytes_16""#, "sixteen_bytes_16", true),
+            (r#""seventeen_bytes17""#, "seventeen_bytes17", true),
+            (r#""sixteen_bytes_17""#, "sixteen_bytes_17", false),
+            (r#""xeventeen_bytes17""#, "xeventeen_bytes17", false),
+            (r#""progresS""#, "progresS", false),
+            // Escaped in the line: decoded, and equal all the same.
+            (r#""tools\/execute""#, "tools/execute", false),
+            (r#""progr\u0065ss""#, "progress", false),
+            // Prefixes, extensions and near misses of expected ones.
+            (r#""tools/""#, "tools/", false),
+            (r#""tools/executes""#, "tools/executes", false),
+            (r#""tools/executf""#, "tools/executf", false),
+            (r#""Progress""#, "Progress", false),
+            (r#""""#, "", false),
+            (r#""b\\c""#, "b\\c", false),
+            (r#""prögress""#, "prögress", false),
+        ];
+        for (written, method, given) in cases {
+            let line = line(written);
+            assert_eq!(
+                expected_method(line.as_bytes(), METHODS),
+                (String::from(method), given),
+                "{line}"
+            );
+        }
+        // A method that is not a string is the same error either way.
+        let line = br#"{"jsonrpc":"2.0","method":7}"#;
+        let view = IncomingView::decode_expecting(line, &ParseOptions::DEFAULT, METHODS);
+        assert_eq!(view, decode_view(line));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Any method text, escaped or not, near an expected one or not: the same
+        /// message as without expected methods.
+        #[test]
+        fn expected_methods_change_nothing_but_where_the_text_lives(
+            method in r"(tools|progress|x|\\u0074|\\/|/|é|\\\\){0,4}(execute)?",
+        ) {
+            const METHODS: &[&str] = &["tools/execute", "progress", "tools", "x", "toolsx"];
+            let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{}}}}"#);
+            let (decoded, given) = expected_method(line.as_bytes(), METHODS);
+            let plain = !method.contains('\\');
+            proptest::prop_assert_eq!(given, plain && METHODS.contains(&decoded.as_str()));
         }
     }
 
