@@ -434,6 +434,8 @@ impl LineDecoder {
                 if is_blank(&self.buf[line_start..content]) {
                     continue;
                 }
+                // The last complete line buffered: the next ask finds none at once.
+                self.drained = !self.ended && self.start == self.tail && self.oversized.is_empty();
                 return Some(Span::Line(line_start..content));
             }
             if let Some(line) = self.oversized.pop_front() {
