@@ -809,6 +809,27 @@ mod tests {
         assert_eq!(decoder.next_frame(), None);
     }
 
+    #[test]
+    fn the_last_complete_line_leaves_the_decoder_drained() {
+        let mut decoder = LineDecoder::new();
+        decoder.push(b"a\n\nb\n[");
+        assert_eq!(decoder.next_frame(), Some(Frame::Line(b"a")));
+        assert!(!decoder.drained, "a blank line and another line follow");
+        assert_eq!(decoder.next_frame(), Some(Frame::Line(b"b")));
+        assert!(decoder.drained, "only the unfinished line is left");
+        assert_eq!(decoder.next_frame(), None);
+        decoder.push(b"]\n");
+        assert_eq!(decoder.next_frame(), Some(Frame::Line(b"[]")));
+        decoder.push(b"{");
+        decoder.end();
+        let cut = Frame::Truncated {
+            prefix: b"{",
+            len: 1,
+        };
+        assert_eq!(decoder.next_frame(), Some(cut));
+        assert_eq!(decoder.next_frame(), None);
+    }
+
     /// An owner of a decoder that writes down every frame it is handed.
     struct Owner {
         decoder: LineDecoder,
