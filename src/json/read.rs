@@ -493,6 +493,18 @@ impl<'a> Reader<'a> {
         Ok(self.input.get(start..self.pos).unwrap_or_default())
     }
 
+    /// The number at the reader (its first byte is `-` or a digit), checked as
+    /// [`skip_value`](Reader::skip_value) checks it and kept as its text: a short
+    /// text copied as a window of the input.
+    #[inline]
+    pub(crate) fn read_number(&mut self) -> Result<Number, Error> {
+        let text = self.read_number_text()?;
+        let start = self.pos - text.len();
+        Ok(Number::from_checked_text(checked_str(
+            self.input, start, self.pos,
+        )))
+    }
+
     /// Checks that only whitespace remains.
     pub fn finish(&mut self) -> Result<(), Error> {
         match self.peek() {
