@@ -942,7 +942,10 @@ impl Content {
         r.begin_object()?;
         while let Some(name) = r.next_member_bytes()? {
             let slot = match &*name {
-                b"type" => &mut item.kind,
+                b"type" => {
+                    item.kind = Some(Seen::read_kind(r)?);
+                    continue;
+                }
                 b"text" => &mut item.text,
                 b"data" => &mut item.data,
                 b"mimeType" => &mut item.mime_type,
@@ -1045,6 +1048,22 @@ enum Seen<'a> {
 }
 
 impl<'a> Seen<'a> {
+    /// Reads a `type`: one of the known ones is compared in place when it is spelled
+    /// out without escapes, anything else read as [`read`](Seen::read) reads it.
+    fn read_kind(r: &mut Reader<'a>) -> Result<Seen<'a>, json::Error> {
+        const KINDS: [(&[u8], &str); 3] = [
+            (b"\"text\"", "text"),
+            (b"\"image\"", "image"),
+            (b"\"file\"", "file"),
+        ];
+        for (quoted, kind) in KINDS {
+            if r.skip_exact(quoted) {
+                return Ok(Seen::String(Cow::Borrowed(kind)));
+            }
+        }
+        Seen::read(r)
+    }
+
     fn read(r: &mut Reader<'a>) -> Result<Seen<'a>, json::Error> {
         Ok(match r.peek() {
             Some(b'"') => Seen::String(r.read_str()?.0),
@@ -1185,5 +1204,39 @@ impl Progress {
             rpc::write_id(id, o.member("id"));
         }
         o.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn content(text: &str) -> Content {
+        let raw = RawValue::from_text(text, &ParseOptions::DEFAULT);
+        match raw.map(Content::from_raw) {
+            Ok(Ok(content)) => content,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_type_reads_the_same_spelled_out_or_escaped() {
+        let text = Content::Text {
+            text: String::from("a"),
+        };
+        assert_eq!(content(r#"{"type":"text","text":"a"}"#), text);
+        assert_eq!(content(r#"{"type":"te\u0078t","text":"a"}"#), text);
+        assert_eq!(content(r#"{ "type" : "text" , "text":"a"}"#), text);
+        assert_eq!(content(r#"{"text":"a","type":"text"}"#), text);
+        let path = |kind: &str| content(&alloc::format!(r#"{{"type":"{kind}","path":"p"}}"#));
+        assert!(matches!(path("image"), Content::ImagePath { .. }));
+        assert!(matches!(path("im\\u0061ge"), Content::ImagePath { .. }));
+        assert!(matches!(path("file"), Content::File { .. }));
+        for other in ["texts", "tex", "fil", "files", "Text"] {
+            let item = content(&alloc::format!(
+                r#"{{"type":"{other}","text":"a","path":"p"}}"#
+            ));
+            assert_eq!(item.kind(), Some(other), "{other}");
+        }
     }
 }

@@ -227,7 +227,7 @@ pub fn write_string(s: &str, out: &mut Vec<u8>) {
 /// Most strings of a message are short and hold nothing to escape (member names,
 /// paths, ids): those are checked in two words and copied in one piece right here;
 /// the others go to [`write_escaped_runs`].
-#[inline]
+#[inline(always)]
 fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
     if is_short_and_plain(bytes) {
         out.reserve(bytes.len() + 2);
