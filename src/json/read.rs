@@ -246,10 +246,10 @@ impl<'a> Reader<'a> {
     /// matched with integer compares: its bytes, little-endian, and its length in
     /// the top byte. Every longer name has the one key `u64::MAX`.
     pub(crate) const fn member_key(name: &[u8]) -> u64 {
-        let mut key = (name.len() as u64) << 56;
         if name.len() > 7 {
             return u64::MAX;
         }
+        let mut key = (name.len() as u64) << 56;
         let mut i = 0;
         while i < name.len() {
             key |= (name[i] as u64) << (8 * i);
@@ -265,7 +265,7 @@ impl<'a> Reader<'a> {
         if !self.member_follows()? {
             return Ok(None);
         }
-        self.peek();
+        self.peek(); // past any whitespace: the name's `"` is at `self.pos`
         let first = self.pos + 1;
         if let Some(key) = self.plain_member_key()? {
             let name = self.input.get(first..first + (key >> 56) as usize);
@@ -279,9 +279,9 @@ impl<'a> Reader<'a> {
 
     /// The member name at the reader and the `:` after it, when the name is ASCII
     /// without escapes and ends within its first word (most names do): its
-    /// [`member_key`](Reader::member_key),
-    /// made of the part of that word before the closing quote, with no UTF-8 check
-    /// to make. `None`, with nothing consumed but whitespace, for any other name.
+    /// [`member_key`](Reader::member_key), made of the part of that word before the
+    /// closing quote, with no UTF-8 check to make. `None`, with nothing consumed but
+    /// whitespace, for any other name.
     #[inline(always)]
     fn plain_member_key(&mut self) -> Result<Option<u64>, Error> {
         if self.peek() != Some(b'"') {
