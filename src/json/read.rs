@@ -246,10 +246,10 @@ impl<'a> Reader<'a> {
     /// matched with integer compares: its bytes, little-endian, and its length in
     /// the top byte. Every longer name has the one key `u64::MAX`.
     pub(crate) const fn member_key(name: &[u8]) -> u64 {
-        let mut key = (name.len() as u64) << 56;
         if name.len() > 7 {
             return u64::MAX;
         }
+        let mut key = (name.len() as u64) << 56;
         let mut i = 0;
         while i < name.len() {
             key |= (name[i] as u64) << (8 * i);
@@ -265,7 +265,7 @@ impl<'a> Reader<'a> {
         if !self.member_follows()? {
             return Ok(None);
         }
-        self.peek();
+        self.peek(); // past any whitespace: the name's `"` is at `self.pos`
         let first = self.pos + 1;
         if let Some(key) = self.plain_member_key()? {
             let name = self.input.get(first..first + (key >> 56) as usize);
@@ -279,9 +279,9 @@ impl<'a> Reader<'a> {
 
     /// The member name at the reader and the `:` after it, when the name is ASCII
     /// without escapes and ends within its first word (most names do): its
-    /// [`member_key`](Reader::member_key),
-    /// made of the part of that word before the closing quote, with no UTF-8 check
-    /// to make. `None`, with nothing consumed but whitespace, for any other name.
+    /// [`member_key`](Reader::member_key), made of the part of that word before the
+    /// closing quote, with no UTF-8 check to make. `None`, with nothing consumed but
+    /// whitespace, for any other name.
     #[inline(always)]
     fn plain_member_key(&mut self) -> Result<Option<u64>, Error> {
         if self.peek() != Some(b'"') {
@@ -491,6 +491,18 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         self.pos = number_end(self.input, start).map_err(|(kind, at)| self.error(kind, at))?;
         Ok(self.input.get(start..self.pos).unwrap_or_default())
+    }
+
+    /// The number at the reader (its first byte is `-` or a digit), checked as
+    /// [`skip_value`](Reader::skip_value) checks it and kept as its text: a short
+    /// text copied as a window of the input.
+    #[inline]
+    pub(crate) fn read_number(&mut self) -> Result<Number, Error> {
+        let text = self.read_number_text()?;
+        let start = self.pos - text.len();
+        Ok(Number::from_checked_text(checked_str(
+            self.input, start, self.pos,
+        )))
     }
 
     /// Checks that only whitespace remains.
@@ -811,7 +823,9 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Decodes `\uXXXX` at `input[at]`, joining a surrogate pair written as two escapes.
+    /// Decodes `\uXXXX` at `input[at]`, joining a surrogate pair written as two
+    /// escapes. An ASCII character (a control character, most often) goes out as a
+    /// byte.
     #[inline(never)]
     fn unicode_escape<T: Text>(
         &self,
@@ -820,7 +834,13 @@ impl<'a> Reader<'a> {
         lone: LoneSurrogate,
         replaced: &mut bool,
     ) -> Result<usize, Error> {
-        let unit = self.hex4(at + 2)?;
+        let Some(unit) = hex4(self.input, at + 2) else {
+            return Err(self.not_hex4(at + 2));
+        };
+        if unit < 0x80 {
+            out.push_ascii(unit as u8);
+            return Ok(at + 6);
+        }
         let (c, end) = match unit {
             0xD800..=0xDBFF => {
                 let low = match self.input.get(at + 6..at + 8) {
@@ -848,13 +868,14 @@ impl<'a> Reader<'a> {
         Ok(end)
     }
 
-    /// The four hex digits at `input[at..]`.
-    #[inline]
-    fn hex4(&self, at: usize) -> Result<u32, Error> {
-        match hex4(self.input, at) {
-            Some(unit) => Ok(unit),
-            None if self.input.len() < at + 4 => Err(self.error(ErrorKind::UnexpectedEnd, at)),
-            None => Err(self.error(ErrorKind::InvalidEscape, at - 2)),
+    /// The error for the four bytes at `input[at..]`, after `\u`, that are not four
+    /// hex digits.
+    #[cold]
+    fn not_hex4(&self, at: usize) -> Error {
+        if self.input.len() < at + 4 {
+            self.error(ErrorKind::UnexpectedEnd, at)
+        } else {
+            self.error(ErrorKind::InvalidEscape, at - 2)
         }
     }
 

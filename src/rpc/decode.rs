@@ -712,7 +712,7 @@ fn read_other_version(reader: &mut Reader<'_>) -> Result<bool, json::Error> {
 /// The number at the reader (its first byte was seen to be `-` or a digit), its
 /// text checked by the reader and taken as it is.
 pub(crate) fn read_number(reader: &mut Reader<'_>) -> Result<Number, json::Error> {
-    Ok(Number::from_checked_bytes(reader.read_number_text()?))
+    reader.read_number()
 }
 
 /// Reads an `id` value: a string, an integer text or `null`.
