@@ -407,6 +407,7 @@ impl LineDecoder {
 
     /// [`next_frame`](LineDecoder::next_frame), with the frame given as where it
     /// lies in the buffer.
+    #[inline]
     fn next_span(&mut self) -> Option<Span> {
         if self.drained {
             return None;
@@ -435,7 +436,9 @@ impl LineDecoder {
                     continue;
                 }
                 // The last complete line buffered: the next ask finds none at once.
-                self.drained = !self.ended && self.start == self.tail && self.oversized.is_empty();
+                if self.start == self.tail {
+                    self.drained = !self.ended && self.oversized.is_empty();
+                }
                 return Some(Span::Line(line_start..content));
             }
             if let Some(line) = self.oversized.pop_front() {
