@@ -823,7 +823,9 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Decodes `\uXXXX` at `input[at]`, joining a surrogate pair written as two escapes.
+    /// Decodes `\uXXXX` at `input[at]`, joining a surrogate pair written as two
+    /// escapes. An ASCII character (a control character, most often) goes out as a
+    /// byte.
     #[inline(never)]
     fn unicode_escape<T: Text>(
         &self,
@@ -832,7 +834,13 @@ impl<'a> Reader<'a> {
         lone: LoneSurrogate,
         replaced: &mut bool,
     ) -> Result<usize, Error> {
-        let unit = self.hex4(at + 2)?;
+        let Some(unit) = hex4(self.input, at + 2) else {
+            return Err(self.not_hex4(at + 2));
+        };
+        if unit < 0x80 {
+            out.push_ascii(unit as u8);
+            return Ok(at + 6);
+        }
         let (c, end) = match unit {
             0xD800..=0xDBFF => {
                 let low = match self.input.get(at + 6..at + 8) {
@@ -860,13 +868,14 @@ impl<'a> Reader<'a> {
         Ok(end)
     }
 
-    /// The four hex digits at `input[at..]`.
-    #[inline]
-    fn hex4(&self, at: usize) -> Result<u32, Error> {
-        match hex4(self.input, at) {
-            Some(unit) => Ok(unit),
-            None if self.input.len() < at + 4 => Err(self.error(ErrorKind::UnexpectedEnd, at)),
-            None => Err(self.error(ErrorKind::InvalidEscape, at - 2)),
+    /// The error for the four bytes at `input[at..]`, after `\u`, that are not four
+    /// hex digits.
+    #[cold]
+    fn not_hex4(&self, at: usize) -> Error {
+        if self.input.len() < at + 4 {
+            self.error(ErrorKind::UnexpectedEnd, at)
+        } else {
+            self.error(ErrorKind::InvalidEscape, at - 2)
         }
     }
 
