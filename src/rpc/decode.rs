@@ -1073,6 +1073,25 @@ mod tests {
         assert_eq!(id("1.5"), Err(DecodeErrorKind::InvalidId));
         assert!(matches!(id("nul"), Err(DecodeErrorKind::Json(_))));
         assert!(matches!(id("01"), Err(DecodeErrorKind::Json(_))));
+        // The text is taken as a window of the line where the line goes on far
+        // enough, and copied on its own at its end: the same id either way.
+        for text in [
+            "7",
+            "-12",
+            "1234567890123456789012",
+            "12345678901234567890123",
+        ] {
+            for line in [
+                format!(r#"{{"jsonrpc":"2.0","method":"x","id":{text}}}"#),
+                format!(r#"{{"jsonrpc":"2.0","id":{text},"method":"a long enough method"}}"#),
+            ] {
+                let Incoming::Single(Ok(Message::Request(r))) = decode(line.as_bytes()) else {
+                    panic!("{line}: a request");
+                };
+                assert_eq!(r.id, Id::Number(Number::from_text(text).unwrap()), "{line}");
+                assert_eq!(format!("{}", r.id), text);
+            }
+        }
     }
 
     #[test]
