@@ -1850,6 +1850,37 @@ mod tests {
     }
 
     #[test]
+    fn the_lowest_byte_a_word_flags_is_the_first_that_ends_a_run() {
+        // Every byte value at every position, over backgrounds of plain text, of
+        // bytes that are flagged falsely above a match, and of random words.
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut backgrounds = alloc::vec![ONES * u64::from(b'a'), 0, ONES * 0x21, ONES * 0xA0];
+        for _ in 0..64 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            backgrounds.push(seed);
+        }
+        for background in backgrounds {
+            for at in 0..8 {
+                for b in 0..=255u8 {
+                    let mut bytes = background.to_le_bytes();
+                    bytes[at] = b;
+                    let word = u64::from_le_bytes(bytes);
+                    let first = bytes.iter().position(|&b| is_special_or_high(b));
+                    let flagged = special_or_high_bytes(word);
+                    let lowest = (flagged != 0).then(|| (flagged.trailing_zeros() / 8) as usize);
+                    assert_eq!(lowest, first, "{bytes:?}");
+                    let first = bytes.iter().position(|&b| is_special(b));
+                    let flagged = special_bytes(word);
+                    let lowest = (flagged != 0).then(|| (flagged.trailing_zeros() / 8) as usize);
+                    assert_eq!(lowest, first, "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn block_masks_flag_exactly_the_special_bytes() {
         for b in 0..=255u8 {
             for k in 0..Specials::BLOCK {
