@@ -8,7 +8,8 @@
 //! - `floor`: every byte read once, a word at a time (rotate-and-XOR folding `u64`s), the
 //!   speed of a plain scalar pass over the bytes on this machine, in this run;
 //! - (a) `json::parse`: each line to an owned [`json::Value`];
-//! - (b) `rpc::decode_view`: each line as an endpoint decodes it: the envelope
+//! - (b) `rpc::decode_view`: each line as an endpoint decodes it
+//!   (`IncomingView::decode_expecting` with the protocol's methods): the envelope
 //!   (`jsonrpc`, `id`, `method`) read without building a tree, the whole line
 //!   validated, `params` / `result` / `error.data` left as `json::RawValue`s (checked
 //!   slices of the line); and, for comparison, `rpc::decode`, the same decoder
@@ -35,8 +36,8 @@ use std::time::{Duration, Instant};
 use dhara_protocol::extension::{self, Extension, ServerInfo};
 use dhara_protocol::frame::{Frame, LineDecoder};
 use dhara_protocol::host::{self, CallId, Core, Reply};
-use dhara_protocol::json::{self, Object, Value};
-use dhara_protocol::message::{InitializeParams, Progress, Tool, ToolResult};
+use dhara_protocol::json::{self, Object, ParseOptions, Value};
+use dhara_protocol::message::{InitializeParams, Progress, Tool, ToolResult, method};
 use dhara_protocol::rpc::{self, Incoming, IncomingView, Message};
 use dhara_protocol::time;
 
@@ -240,12 +241,13 @@ fn parse(t: &Traffic) -> Sample {
 }
 
 /// (b) Each line as an endpoint decodes it (and dropped): the envelope checked and
-/// read, the payloads checked and left as slices of the line.
+/// read, the method matched against the protocol's, the payloads checked and left
+/// as slices of the line.
 #[inline(never)] // kept whole, so a profiler finds each pass by name
 fn decode_view(t: &Traffic) -> Sample {
     let mark = Mark::now();
     for line in t.lines() {
-        match rpc::decode_view(line) {
+        match IncomingView::decode_expecting(line, &ParseOptions::DEFAULT, method::ALL) {
             IncomingView::Single(Ok(message)) => drop(black_box(message)),
             other => panic!("{}: a generated line is not a message: {other:?}", t.name),
         }

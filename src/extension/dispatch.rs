@@ -5,7 +5,7 @@ use alloc::string::String;
 
 use super::{Event, Extension, PeerError, Route, SHUTTING_DOWN};
 use crate::frame::{self, Frame};
-use crate::json::{Object, RawValue, Value};
+use crate::json::{Object, ParseOptions, RawValue, Value};
 use crate::message::{
     ExecuteParams, FieldError, InitializeParams, InitializeResult, NOT_INITIALIZED, ToolList,
     method,
@@ -21,7 +21,7 @@ impl Extension {
     ///
     /// The line is handled where it lies, in the decoder's buffer
     /// ([`frame::handle_next_frame`]): its messages borrow from it
-    /// ([`rpc::decode_reading`], else [`rpc::decode_view`]), and the params are read
+    /// ([`MessageRead::decode_expecting`], else [`IncomingView::decode_expecting`]), and the params are read
     /// straight from its text.
     pub(super) fn read_next_line(&mut self) -> bool {
         frame::handle_next_frame(self, |e| &mut e.decoder, Extension::handle_frame)
@@ -56,7 +56,7 @@ impl Extension {
 
     /// Decodes a line and handles each of its messages.
     fn handle_line(&mut self, line: &[u8]) {
-        match rpc::decode_view(line) {
+        match IncomingView::decode_expecting(line, &ParseOptions::DEFAULT, method::ALL) {
             IncomingView::Single(entry) => self.handle_entry(Route::Line, entry),
             IncomingView::Batch(entries) => {
                 let batch = self.batches.open();
@@ -223,9 +223,9 @@ impl Extension {
 }
 
 /// A line holding one `tools/execute` request, its id and its params read in one pass
-/// ([`rpc::decode_reading`]); `None` for any other line.
+/// ([`MessageRead::decode_expecting`]); `None` for any other line.
 fn read_execute(line: &[u8]) -> Option<(Id, Result<ExecuteParams, FieldError>)> {
-    let read = rpc::decode_reading(line, |of, reader| match of {
+    let read = MessageRead::decode_expecting(line, method::ALL, |of, reader| match of {
         PayloadOf::Params {
             id: Some(_),
             method: method::TOOLS_EXECUTE,

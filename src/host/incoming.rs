@@ -66,7 +66,7 @@ impl Core {
     ///
     /// The line is handled where it lies, in the decoder's buffer
     /// ([`frame::handle_next_frame`]): its messages borrow from it
-    /// ([`rpc::decode_reading`], else [`rpc::decode_view`]), and a result is read
+    /// ([`MessageRead::decode_expecting`], else [`IncomingView::decode_expecting`]), and a result is read
     /// straight from its text into the reply its call waits for.
     pub(super) fn handle_next_line(&mut self) -> bool {
         frame::handle_next_frame(self, |core| &mut core.decoder, Core::handle_frame)
@@ -89,10 +89,10 @@ impl Core {
     }
 
     /// A line holding one `tools/execute` result or one `progress` notification, read
-    /// in one pass ([`rpc::decode_reading`]): the result straight into the reply its
+    /// in one pass ([`MessageRead::decode_expecting`]): the result straight into the reply its
     /// call waits for. `None` for any other line.
     fn read_line<'a>(&self, bytes: &'a [u8]) -> Option<MessageRead<'a, Read>> {
-        rpc::decode_reading(bytes, |of, reader| match of {
+        MessageRead::decode_expecting(bytes, method::ALL, |of, reader| match of {
             PayloadOf::Result { id } => match self.calls.lookup(id) {
                 Match::InFlight(call, CallKind::Execute) => {
                     let result = ToolResult::read_from(reader).ok()?;
@@ -140,7 +140,7 @@ impl Core {
 
     /// Decodes a line and handles each of its messages.
     fn handle_line(&mut self, bytes: &[u8]) {
-        match rpc::decode_view(bytes) {
+        match IncomingView::decode_expecting(bytes, &ParseOptions::DEFAULT, method::ALL) {
             IncomingView::Single(Err(error)) if error.is_parse_error() => {
                 let line = Excerpt::of(bytes, length(bytes.len()));
                 self.report(PeerError::NotJson { line, error });
@@ -173,7 +173,11 @@ impl Core {
         };
         let line = core::mem::take(&mut self.batch.line);
         match entry {
-            Ok(range) => match rpc::decode_view(line.get(range).unwrap_or_default()) {
+            Ok(range) => match IncomingView::decode_expecting(
+                line.get(range).unwrap_or_default(),
+                &ParseOptions::DEFAULT,
+                method::ALL,
+            ) {
                 IncomingView::Single(entry) => self.handle_entry(entry, true),
                 IncomingView::Batch(_) => {} // an entry is an object, never a batch
             },
