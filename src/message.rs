@@ -1070,7 +1070,10 @@ impl<'a> Seen<'a> {
 
     fn read(r: &mut Reader<'a>) -> Result<Seen<'a>, json::Error> {
         Ok(match r.peek() {
-            Some(b'"') => Seen::String(r.read_str()?.0),
+            Some(b'"') => Seen::String(match r.plain_str() {
+                Some(ascii) => ascii_text(ascii),
+                None => r.read_str()?.0,
+            }),
             Some(b'n') => {
                 r.skip_value()?;
                 Seen::Null
@@ -1084,6 +1087,23 @@ impl<'a> Seen<'a> {
                 Seen::Other
             }
         })
+    }
+}
+
+/// Text the reader found to be ASCII without escapes. A short one (`"ok"`, a MIME
+/// type, a path) is built a character at a time into its own `String`, which costs
+/// less than the UTF-8 check that is the other safe way to text; a longer one is
+/// checked in one piece and borrowed.
+fn ascii_text(ascii: &[u8]) -> Cow<'_, str> {
+    const BUILT_BELOW: usize = 24;
+    if ascii.len() < BUILT_BELOW {
+        let mut text = String::with_capacity(ascii.len());
+        for &b in ascii {
+            text.push(char::from(b));
+        }
+        Cow::Owned(text)
+    } else {
+        Cow::Borrowed(core::str::from_utf8(ascii).unwrap_or_default())
     }
 }
 
@@ -1220,6 +1240,25 @@ mod tests {
         match raw.map(Content::from_raw) {
             Ok(Ok(content)) => content,
             other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn texts_read_the_same_at_every_length_ascii_or_not() {
+        for len in 0..64 {
+            for piece in ["abcdefghij", "a\u{e9}\"\\\n", "\u{1F600}z"] {
+                let text: String = piece.chars().cycle().take(len).collect();
+                let mut quoted = Vec::new();
+                json::write_string(&text, &mut quoted);
+                let quoted = String::from_utf8(quoted).expect("written JSON is UTF-8");
+                let item = content(&alloc::format!(r#"{{"type":"text","text":{quoted}}}"#));
+                assert_eq!(item, Content::text(text.as_str()), "{quoted}");
+                let item = content(&alloc::format!(r#"{{"type":"file","path":{quoted}}}"#));
+                assert!(
+                    matches!(&item, Content::File { path, .. } if *path == text),
+                    "{quoted}"
+                );
+            }
         }
     }
 
