@@ -367,8 +367,22 @@ impl<'a> Reader<'a> {
     /// Reads one whole value as an owned tree. Its nesting counts from the reader's
     /// current depth.
     pub fn read_value(&mut self) -> Result<Value, Error> {
-        let mut tree = Tree::new();
-        let walked = self.walk(&mut tree);
+        #[cfg(feature = "std")]
+        if let Ok(Some(read)) = SCRATCH.try_with(|scratch| {
+            // Borrowed in place (a parse never starts another on its thread, so the
+            // borrow is always free; if it were not, a fresh tree would do).
+            let mut tree = scratch.try_borrow_mut().ok()?;
+            Some(self.read_into(&mut tree))
+        }) {
+            return read;
+        }
+        self.read_into(&mut Tree::default())
+    }
+
+    /// [`read_value`](Reader::read_value) with `tree`'s scratch stacks, left empty.
+    #[inline(always)]
+    fn read_into(&mut self, tree: &mut Tree) -> Result<Value, Error> {
+        let walked = self.walk(tree);
         let value = tree.finish();
         walked.map(|()| value)
     }
@@ -1526,7 +1540,6 @@ struct Tree {
 }
 
 /// Scratch stacks bigger than this are not kept for the next parse.
-#[cfg(feature = "std")]
 const KEEP_SCRATCH_ITEMS: usize = 1024;
 
 /// A scratch text bigger than this is not kept for the next string.
@@ -1534,7 +1547,14 @@ const KEEP_SCRATCH_TEXT_BYTES: usize = 256 * 1024;
 
 #[cfg(feature = "std")]
 std::thread_local! {
-    static SCRATCH: core::cell::Cell<Option<Tree>> = const { core::cell::Cell::new(None) };
+    static SCRATCH: core::cell::RefCell<Tree> = const {
+        core::cell::RefCell::new(Tree {
+            members: Vec::new(),
+            elements: Vec::new(),
+            starts: Vec::new(),
+            text: String::new(),
+        })
+    };
 }
 
 /// The items of `stack` from `start` on, moved into a `Vec` of their own.
@@ -1554,28 +1574,22 @@ fn split_off<T>(stack: &mut Vec<T>, start: usize) -> Vec<T> {
 }
 
 impl Tree {
-    /// An empty tree, reusing this thread's scratch stacks when there are some.
-    fn new() -> Tree {
-        #[cfg(feature = "std")]
-        if let Ok(Some(tree)) = SCRATCH.try_with(core::cell::Cell::take) {
-            return tree;
-        }
-        Tree::default()
-    }
-
-    /// The root value; the scratch stacks go back for the next parse.
-    fn finish(mut self) -> Value {
+    /// The root value; the scratch stacks are left empty for the next parse (and
+    /// let go when they grew too big to keep).
+    fn finish(&mut self) -> Value {
         let root = self.elements.pop().unwrap_or_default();
-        #[cfg(feature = "std")]
-        if self.members.capacity() <= KEEP_SCRATCH_ITEMS
-            && self.elements.capacity() <= KEEP_SCRATCH_ITEMS
-            && self.starts.capacity() <= KEEP_SCRATCH_ITEMS
+        // (The text is kept only while small enough, see `decoded`.)
+        self.members.clear();
+        self.elements.clear();
+        self.starts.clear();
+        if self.members.capacity() > KEEP_SCRATCH_ITEMS
+            || self.elements.capacity() > KEEP_SCRATCH_ITEMS
+            || self.starts.capacity() > KEEP_SCRATCH_ITEMS
         {
-            // (The text is kept only while small enough, see `decoded`.)
-            self.members.clear();
-            self.elements.clear();
-            self.starts.clear();
-            let _ = SCRATCH.try_with(|s| s.set(Some(self)));
+            *self = Tree {
+                text: core::mem::take(&mut self.text),
+                ..Tree::default()
+            };
         }
         root
     }
@@ -1878,6 +1892,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The thread's scratch stacks are left empty after each parse, good or bad, and
+    /// let go once they grew past what is kept.
+    #[cfg(feature = "std")]
+    #[test]
+    fn scratch_stacks_are_emptied_and_big_ones_let_go() {
+        let scratch = || {
+            SCRATCH.with_borrow(|t| {
+                let lens = (t.members.len(), t.elements.len(), t.starts.len());
+                let capacity = t.members.capacity().max(t.elements.capacity());
+                (lens, capacity.max(t.starts.capacity()))
+            })
+        };
+        assert!(parse(br#"{"a":[1,{"b":2}]}"#).is_ok());
+        assert_eq!(scratch().0, (0, 0, 0));
+        assert!(parse(br#"{"a":[1,{"b":2},"#).is_err());
+        assert_eq!(scratch().0, (0, 0, 0));
+        let big = alloc::format!("[{}0]", "0,".repeat(KEEP_SCRATCH_ITEMS * 2));
+        assert!(parse(big.as_bytes()).is_ok());
+        assert_eq!(scratch(), ((0, 0, 0), 0));
+        assert!(parse(br#"{"a":1}"#).is_ok());
+        assert!(scratch().1 > 0, "the stacks are used again");
     }
 
     #[test]

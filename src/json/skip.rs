@@ -137,9 +137,21 @@ fn string_end(input: &[u8], mut i: usize, strict: bool) -> Result<usize, ()> {
                 escapes += 1;
                 i = escape_end(input, i, strict)?;
             }
-            Some(0x80..=0xFF) => i = characters_end(input, i).map_err(|_| ())?,
+            Some(0x80..=0xFF) => i = characters_at_end(input, i)?,
             _ => return Err(()),
         }
+    }
+}
+
+/// After the multi-byte characters starting at `input[i]` (a byte from 0x80 up),
+/// or past the first of them: a two-byte character (the accented letters of most
+/// European text) is checked here in line, and the string's run goes on after it;
+/// anything else is left to [`characters_end`].
+#[inline(always)]
+fn characters_at_end(input: &[u8], i: usize) -> Result<usize, ()> {
+    match (input.get(i), input.get(i + 1)) {
+        (Some(0xC2..=0xDF), Some(0x80..=0xBF)) => Ok(i + 2),
+        _ => characters_end(input, i).map_err(|_| ()),
     }
 }
 
@@ -263,6 +275,24 @@ mod tests {
                             assert_eq!(fast, read.map_err(|_| ()), "{shown} strict {strict}");
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// Every pair of bytes from 0x80 up, with every byte after it, inside a string
+    /// (the two-byte characters are checked in line, the rest by the general check):
+    /// the fast check's verdict is the reader's.
+    #[test]
+    fn two_byte_characters_are_judged_as_the_reader_judges_them() {
+        let options = ParseOptions::DEFAULT;
+        for lead in 0x80..=0xFFu8 {
+            for second in 0..=0xFFu8 {
+                for after in [b'"', b'a', 0x80, 0xA9, 0xC3] {
+                    let text = [b'[', b'"', b'a', lead, second, after, b'"', b']'];
+                    let fast = value_end(&text, 0, 8, true);
+                    let read = parse_with(&text, &options).map(|_| text.len());
+                    assert_eq!(fast, read.map_err(|_| ()), "{text:x?}");
                 }
             }
         }
