@@ -401,6 +401,8 @@ fn read_list<'a, T>(r: &mut Reader<'a>, read: fn(&mut Reader<'a>) -> Read<T>) ->
     let mut index = 0;
     while r.next_element()? {
         match (read(r)?, &mut out) {
+            // Most lists (a result's content) hold one item: room for just that one.
+            (Ok(item), Ok(items)) if items.capacity() == 0 => *items = alloc::vec![item],
             (Ok(item), Ok(items)) => items.push(item),
             (Err(e), Ok(_)) => out = Err(e.in_element(index)),
             (_, Err(_)) => {}
@@ -516,6 +518,16 @@ impl<'a> ObjectWriter<'a> {
         self.out.extend_from_slice(name.as_bytes());
         self.out.extend_from_slice(b"\":");
         self.out
+    }
+
+    /// Writes members whose names and values never change, given as their text
+    /// (`"type":"text"`), in one piece.
+    fn fixed(&mut self, members: &'static str) {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        self.out.extend_from_slice(members.as_bytes());
     }
 
     fn string(&mut self, name: &'static str, value: &str) {
@@ -914,8 +926,11 @@ impl ToolResult {
     fn encode(&self, out: &mut Vec<u8>) {
         let mut o = ObjectWriter::begin(out);
         o.list("content", &self.content, Content::encode);
-        o.member("isError")
-            .extend_from_slice(if self.is_error { b"true" } else { b"false" });
+        o.fixed(if self.is_error {
+            r#""isError":true"#
+        } else {
+            r#""isError":false"#
+        });
         o.end();
     }
 }
@@ -1008,16 +1023,16 @@ impl Content {
         let mut o = ObjectWriter::begin(out);
         match self {
             Content::Text { text } => {
-                o.string("type", "text");
+                o.fixed(r#""type":"text""#);
                 o.string("text", text);
             }
             Content::ImageData { mime_type, data } => {
-                o.string("type", "image");
+                o.fixed(r#""type":"image""#);
                 o.string("mimeType", mime_type);
                 o.string("data", data);
             }
             Content::ImagePath { path, mime_type } => {
-                o.string("type", "image");
+                o.fixed(r#""type":"image""#);
                 o.string("path", path);
                 o.optional_string("mimeType", mime_type.as_deref());
             }
@@ -1026,7 +1041,7 @@ impl Content {
                 size,
                 mime_type,
             } => {
-                o.string("type", "file");
+                o.fixed(r#""type":"file""#);
                 o.string("path", path);
                 if let Some(size) = size {
                     o.member("size")
