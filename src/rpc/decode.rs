@@ -480,7 +480,14 @@ fn read_entry<'a, F: Form<'a>>(form: &mut F, reader: &mut Reader<'a>) -> Entry<'
     if reader.skip_exact(br#""jsonrpc":"2.0""#) {
         envelope.seen = Member::Jsonrpc.bit();
     }
-    while let Some(member) = reader.next_member_as(Member::from_name)? {
+    loop {
+        let member = match Member::usual_next(reader) {
+            Some(member) => Some(member),
+            None => match reader.next_member_as(Member::from_name)? {
+                Some(member) => member,
+                None => break,
+            },
+        };
         if let Err(declined) = envelope.read_member(form, member, reader)? {
             return Ok(Err(declined));
         }
@@ -515,6 +522,24 @@ impl Member {
             PARAMS => Some(Member::Params),
             RESULT => Some(Member::Result),
             ERROR => Some(Member::Error),
+            _ => None,
+        }
+    }
+
+    /// The next member when it is one of these, after another member, written as
+    /// every writer of the protocol's lines writes it (`,"id":`, no whitespace):
+    /// consumed up to its value, found by its name's first letter and compared in
+    /// place. `None`, with nothing consumed but whitespace, for any other.
+    #[inline(always)]
+    fn usual_next(reader: &mut Reader<'_>) -> Option<Member> {
+        let letter = reader.input().get(reader.offset() + 2).copied();
+        let mut name = |text: &[u8]| reader.skip_exact_member_name(text);
+        match letter {
+            Some(b'i') if name(br#","id":"#) => Some(Member::Id),
+            Some(b'm') if name(br#","method":"#) => Some(Member::Method),
+            Some(b'p') if name(br#","params":"#) => Some(Member::Params),
+            Some(b'r') if name(br#","result":"#) => Some(Member::Result),
+            Some(b'e') if name(br#","error":"#) => Some(Member::Error),
             _ => None,
         }
     }
@@ -954,6 +979,52 @@ mod tests {
         assert!(matches!(kind(cut), Some(DecodeErrorKind::Json(_))));
         let glued = br#"{"jsonrpc":"2.0":1}"#;
         assert!(matches!(kind(glued), Some(DecodeErrorKind::Json(_))));
+    }
+
+    /// Members after the first, written as every writer writes them (compared in
+    /// place) or with whitespace (read the general way), in any order, repeated,
+    /// or near misses of the envelope's names: the same messages and errors.
+    #[test]
+    fn the_usual_members_are_read_in_place_as_they_are_read_otherwise() {
+        let members = [
+            r#""jsonrpc":"2.0""#,
+            r#""id":7"#,
+            r#""id":"a""#,
+            r#""method":"m""#,
+            r#""params":[1]"#,
+            r#""result":{}"#,
+            r#""error":{"code":1,"message":"x"}"#,
+            r#""idx":1"#,
+            r#""i":1"#,
+            r#""method2":1"#,
+            r#""p":[]"#,
+            r#""results":1"#,
+            r#""e":1"#,
+            r#""id":8"#,
+        ];
+        let mut lines = 0;
+        for a in members {
+            for b in members {
+                for c in members {
+                    let compact = format!("{{{a},{b},{c}}}");
+                    let spaced = format!("{{{a} , {b} ,{c}}}");
+                    let decoded = decode(compact.as_bytes());
+                    assert_eq!(decoded, decode(spaced.as_bytes()), "{compact}");
+                    let view = decode_view(compact.as_bytes()).into_owned();
+                    assert_eq!(view, decoded, "{compact}");
+                    lines += 1;
+                }
+            }
+        }
+        assert_eq!(lines, members.len().pow(3));
+        // A comma where no member may follow is a JSON error, as ever.
+        for line in [
+            &br#"{,"id":1,"method":"m"}"#[..],
+            br#"{"jsonrpc":"2.0",,"id":1,"method":"m"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"m",}"#,
+        ] {
+            assert!(matches!(kind(line), Some(DecodeErrorKind::Json(_))));
+        }
     }
 
     /// The method of a line decoded expecting `methods`, and whether it is one of
