@@ -407,7 +407,7 @@ impl LineDecoder {
 
     /// [`next_frame`](LineDecoder::next_frame), with the frame given as where it
     /// lies in the buffer.
-    #[inline]
+    #[inline(always)]
     fn next_span(&mut self) -> Option<Span> {
         if self.drained {
             return None;

@@ -401,6 +401,8 @@ fn read_list<'a, T>(r: &mut Reader<'a>, read: fn(&mut Reader<'a>) -> Read<T>) ->
     let mut index = 0;
     while r.next_element()? {
         match (read(r)?, &mut out) {
+            // Most lists (a result's content) hold one item: room for just that one.
+            (Ok(item), Ok(items)) if items.capacity() == 0 => *items = alloc::vec![item],
             (Ok(item), Ok(items)) => items.push(item),
             (Err(e), Ok(_)) => out = Err(e.in_element(index)),
             (_, Err(_)) => {}
@@ -516,6 +518,16 @@ impl<'a> ObjectWriter<'a> {
         self.out.extend_from_slice(name.as_bytes());
         self.out.extend_from_slice(b"\":");
         self.out
+    }
+
+    /// Writes members whose names and values never change, given as their text
+    /// (`"type":"text"`), in one piece.
+    fn fixed(&mut self, members: &'static str) {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        self.out.extend_from_slice(members.as_bytes());
     }
 
     fn string(&mut self, name: &'static str, value: &str) {
@@ -914,8 +926,11 @@ impl ToolResult {
     fn encode(&self, out: &mut Vec<u8>) {
         let mut o = ObjectWriter::begin(out);
         o.list("content", &self.content, Content::encode);
-        o.member("isError")
-            .extend_from_slice(if self.is_error { b"true" } else { b"false" });
+        o.fixed(if self.is_error {
+            r#""isError":true"#
+        } else {
+            r#""isError":false"#
+        });
         o.end();
     }
 }
@@ -1008,16 +1023,16 @@ impl Content {
         let mut o = ObjectWriter::begin(out);
         match self {
             Content::Text { text } => {
-                o.string("type", "text");
+                o.fixed(r#""type":"text""#);
                 o.string("text", text);
             }
             Content::ImageData { mime_type, data } => {
-                o.string("type", "image");
+                o.fixed(r#""type":"image""#);
                 o.string("mimeType", mime_type);
                 o.string("data", data);
             }
             Content::ImagePath { path, mime_type } => {
-                o.string("type", "image");
+                o.fixed(r#""type":"image""#);
                 o.string("path", path);
                 o.optional_string("mimeType", mime_type.as_deref());
             }
@@ -1026,7 +1041,7 @@ impl Content {
                 size,
                 mime_type,
             } => {
-                o.string("type", "file");
+                o.fixed(r#""type":"file""#);
                 o.string("path", path);
                 if let Some(size) = size {
                     o.member("size")
@@ -1070,7 +1085,10 @@ impl<'a> Seen<'a> {
 
     fn read(r: &mut Reader<'a>) -> Result<Seen<'a>, json::Error> {
         Ok(match r.peek() {
-            Some(b'"') => Seen::String(r.read_str()?.0),
+            Some(b'"') => Seen::String(match r.plain_str() {
+                Some(ascii) => ascii_text(ascii),
+                None => r.read_str()?.0,
+            }),
             Some(b'n') => {
                 r.skip_value()?;
                 Seen::Null
@@ -1084,6 +1102,23 @@ impl<'a> Seen<'a> {
                 Seen::Other
             }
         })
+    }
+}
+
+/// Text the reader found to be ASCII without escapes. A short one (`"ok"`, a MIME
+/// type, a path) is built a character at a time into its own `String`, which costs
+/// less than the UTF-8 check that is the other safe way to text; a longer one is
+/// checked in one piece and borrowed.
+fn ascii_text(ascii: &[u8]) -> Cow<'_, str> {
+    const BUILT_BELOW: usize = 24;
+    if ascii.len() < BUILT_BELOW {
+        let mut text = String::with_capacity(ascii.len());
+        for &b in ascii {
+            text.push(char::from(b));
+        }
+        Cow::Owned(text)
+    } else {
+        Cow::Borrowed(core::str::from_utf8(ascii).unwrap_or_default())
     }
 }
 
@@ -1220,6 +1255,25 @@ mod tests {
         match raw.map(Content::from_raw) {
             Ok(Ok(content)) => content,
             other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn texts_read_the_same_at_every_length_ascii_or_not() {
+        for len in 0..64 {
+            for piece in ["abcdefghij", "a\u{e9}\"\\\n", "\u{1F600}z"] {
+                let text: String = piece.chars().cycle().take(len).collect();
+                let mut quoted = Vec::new();
+                json::write_string(&text, &mut quoted);
+                let quoted = String::from_utf8(quoted).expect("written JSON is UTF-8");
+                let item = content(&alloc::format!(r#"{{"type":"text","text":{quoted}}}"#));
+                assert_eq!(item, Content::text(text.as_str()), "{quoted}");
+                let item = content(&alloc::format!(r#"{{"type":"file","path":{quoted}}}"#));
+                assert!(
+                    matches!(&item, Content::File { path, .. } if *path == text),
+                    "{quoted}"
+                );
+            }
         }
     }
 

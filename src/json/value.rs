@@ -175,8 +175,11 @@ macro_rules! number_from_int {
                 // division is a few instructions where `u128`'s is a call.
                 let v = v as i128;
                 let magnitude = u64::try_from(v.unsigned_abs()).unwrap_or(u64::MAX);
-                let mut buf = itoa_buf::Buf::new();
-                Number::from_checked_bytes(buf.format(v < 0, magnitude))
+                let (window, len) = itoa_buf::format(v < 0, magnitude);
+                Number {
+                    text: Str::from_checked_window(&window, len)
+                        .unwrap_or_else(|| Str::from("0")),
+                }
             }
         }
         impl From<$t> for Value {
@@ -188,33 +191,29 @@ macro_rules! number_from_int {
 }
 number_from_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 
-/// Integer formatting into a stack buffer (no allocation, no `fmt` machinery).
+/// Integer formatting straight into the bytes of an inline [`Str`] (no allocation,
+/// no `fmt` machinery, no copy of a variable length).
 mod itoa_buf {
-    pub(super) struct Buf {
-        /// Room for `u64::MAX` (20 digits) and a sign.
-        bytes: [u8; 21],
-    }
-    impl Buf {
-        pub(super) fn new() -> Buf {
-            Buf { bytes: [0; 21] }
+    use super::Str;
+
+    /// The decimal digits of `n`, with a leading `-` when `negative`, at the start of
+    /// an inline string's bytes, and their length (at most 21: `u64::MAX` has 20
+    /// digits).
+    #[inline]
+    pub(super) fn format(negative: bool, mut n: u64) -> ([u8; Str::INLINE_CAPACITY], usize) {
+        let mut bytes = [0; Str::INLINE_CAPACITY];
+        let digits = n.checked_ilog10().unwrap_or(0) as usize + 1;
+        let len = digits + usize::from(negative);
+        let (sign, digit_slots) = bytes.split_at_mut(usize::from(negative));
+        if let Some(minus) = sign.first_mut() {
+            *minus = b'-';
         }
-        /// The decimal digits of `n`, with a leading `-` when `negative`.
-        pub(super) fn format(&mut self, negative: bool, mut n: u64) -> &[u8] {
-            let mut i = self.bytes.len();
-            loop {
-                i -= 1;
-                self.bytes[i] = b'0' + (n % 10) as u8;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
-            }
-            if negative {
-                i -= 1;
-                self.bytes[i] = b'-';
-            }
-            self.bytes.get(i..).unwrap_or_default()
+        // Written from the last digit back to the first.
+        for slot in digit_slots.iter_mut().take(digits).rev() {
+            *slot = b'0' + (n % 10) as u8;
+            n /= 10;
         }
+        (bytes, len)
     }
 }
 
@@ -600,6 +599,27 @@ mod tests {
         expected(Number::from(u8::MAX), format!("{}", u8::MAX));
         expected(Number::from(isize::MIN), format!("{}", isize::MIN));
         expected(Number::from(usize::MAX), format!("{}", usize::MAX));
+    }
+
+    #[test]
+    fn integers_are_written_inline_at_every_digit_count() {
+        let mut power = 1u64;
+        loop {
+            for v in [power - 1, power, power + 1] {
+                let n = Number::from(v);
+                assert_eq!(n.as_str(), format!("{v}"));
+                assert!(n.text.is_inline(), "{v}");
+                if let Ok(signed) = i64::try_from(v) {
+                    assert_eq!(Number::from(-signed).as_str(), format!("{}", -signed));
+                }
+            }
+            match power.checked_mul(10) {
+                Some(next) => power = next,
+                None => break,
+            }
+        }
+        assert_eq!(Number::from(u64::MAX).as_str(), format!("{}", u64::MAX));
+        assert_eq!(Number::from(i64::MIN).as_str(), format!("{}", i64::MIN));
     }
 
     #[test]

@@ -128,10 +128,12 @@ pub fn write_error_object(error: &ErrorObject, out: &mut Vec<u8>) {
 
 /// `{"jsonrpc":"2.0"` and, when given, `,"id":…`; the caller closes the object.
 fn write_envelope_start(id: Option<&Id>, out: &mut Vec<u8>) {
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\"");
-    if let Some(id) = id {
-        out.extend_from_slice(b",\"id\":");
-        write_id(id, out);
+    match id {
+        Some(id) => {
+            out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+            write_id(id, out);
+        }
+        None => out.extend_from_slice(b"{\"jsonrpc\":\"2.0\""),
     }
 }
 
