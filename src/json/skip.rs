@@ -145,12 +145,19 @@ fn string_end(input: &[u8], mut i: usize, strict: bool) -> Result<usize, ()> {
 
 /// After the multi-byte characters starting at `input[i]` (a byte from 0x80 up),
 /// or past the first of them: a two-byte character (the accented letters of most
-/// European text) is checked here in line, and the string's run goes on after it;
-/// anything else is left to [`characters_end`].
+/// European text) or a three-byte one that is not a surrogate or overlong (most of
+/// the rest of the Basic Multilingual Plane: CJK, arrows, `…`) is checked here in
+/// line, and the string's run goes on after it; anything else is left to
+/// [`characters_end`].
 #[inline(always)]
 fn characters_at_end(input: &[u8], i: usize) -> Result<usize, ()> {
     match (input.get(i), input.get(i + 1)) {
         (Some(0xC2..=0xDF), Some(0x80..=0xBF)) => Ok(i + 2),
+        (Some(0xE1..=0xEC | 0xEE..=0xEF), Some(0x80..=0xBF))
+            if matches!(input.get(i + 2), Some(0x80..=0xBF)) =>
+        {
+            Ok(i + 3)
+        }
         _ => characters_end(input, i).map_err(|_| ()),
     }
 }
@@ -281,16 +288,16 @@ mod tests {
     }
 
     /// Every byte from 0x80 up, with every byte after it and some after those,
-    /// inside a string with few escapes and in one dense with them (the two-byte
-    /// characters are checked in line, the rest by the general check): the fast
-    /// check's verdict is the reader's.
+    /// inside a string with few escapes and in one dense with them (most two- and
+    /// three-byte characters are checked in line, the rest by the general check):
+    /// the fast check's verdict is the reader's.
     #[test]
-    fn two_byte_characters_are_judged_as_the_reader_judges_them() {
+    fn multi_byte_characters_are_judged_as_the_reader_judges_them() {
         let options = ParseOptions::DEFAULT;
         for before in [&b"a"[..], b"\\n\\t\\r\\\"a"] {
             for lead in 0x80..=0xFFu8 {
                 for second in 0..=0xFFu8 {
-                    for after in [b'"', b'a', 0x80, 0xA9, 0xC3] {
+                    for after in [b'"', b'a', 0x7F, 0x80, 0xA9, 0xBF, 0xC0, 0xC3] {
                         let mut text = b"[\"".to_vec();
                         text.extend_from_slice(before);
                         text.extend_from_slice(&[lead, second, after, b'"', b']']);
