@@ -334,7 +334,10 @@ fn mistyped<T>(r: &mut Reader<'_>, expected: &'static str) -> Read<T> {
 /// Reads a string.
 fn read_string(r: &mut Reader<'_>) -> Read<String> {
     match r.peek() {
-        Some(b'"') => Ok(Ok(r.read_string()?.0)),
+        Some(b'"') => match r.plain_str() {
+            Some(ascii) => Ok(Ok(ascii_text(ascii).into_owned())),
+            None => Ok(Ok(r.read_string()?.0)),
+        },
         _ => mistyped(r, A_STRING),
     }
 }
