@@ -1603,7 +1603,7 @@ impl Tree {
         root
     }
 
-    #[inline(always)]
+    #[inline]
     fn string(&mut self, s: Str, place: Place) {
         match place {
             Place::Name => self.members.push((s, Value::Null)),
@@ -1616,12 +1616,7 @@ impl Tree {
     #[inline]
     fn complete(&mut self, v: Value, in_object: bool) {
         match self.members.last_mut() {
-            Some(member) if in_object => {
-                // Each member's value completes once, in place of the `null` pushed
-                // with its name, which owns nothing: it is let go without a drop.
-                debug_assert!(member.1.is_null());
-                core::mem::forget(core::mem::replace(&mut member.1, v));
-            }
+            Some(member) if in_object => member.1 = v,
             _ => self.elements.push(v),
         }
     }
