@@ -462,6 +462,28 @@ fn every_character_that_needs_escaping_is_written_at_every_offset() {
     }
 }
 
+/// Short strings (up to 16 bytes are checked and copied in one piece) with a byte
+/// to escape, or one that needs none, at every position.
+#[test]
+fn short_strings_are_escaped_wherever_the_byte_is() {
+    for len in 0..=20 {
+        let plain: String = "abcdefghijklmnopqrstu".chars().take(len).collect();
+        let mut out = Vec::new();
+        json::write_string(&plain, &mut out);
+        assert_eq!(out, reference_written(&plain).as_bytes(), "{plain:?}");
+        for at in 0..len {
+            for special in ['"', '\\', '\n', '\u{0}', '\u{1f}', 'é', '\u{7f}', ' '] {
+                let mut s = String::from(&plain[..at]);
+                s.push(special);
+                s.push_str(&plain[at + 1..]);
+                let mut out = Vec::new();
+                json::write_string(&s, &mut out);
+                assert_eq!(out, reference_written(&s).as_bytes(), "{s:?}");
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
