@@ -473,15 +473,22 @@ fn read_entry<'a, F: Form<'a>>(form: &mut F, reader: &mut Reader<'a>) -> Entry<'
             false,
         ))));
     }
-    reader.begin_object()?;
     let mut envelope = Envelope::<F>::default();
-    // The usual first member, as every writer of the protocol's lines spells it,
-    // is compared in place; any other spelling is read in the loop.
-    if reader.skip_exact(br#""jsonrpc":"2.0""#) {
-        envelope.seen = Member::Jsonrpc.bit();
+    let start = reader.clone();
+    // The member whose name was read, its value to be read next.
+    let mut named = envelope.read_usual_start(form, reader);
+    if named.is_none() {
+        *reader = start;
+        envelope = Envelope::default();
+        reader.begin_object()?;
+        // The usual first member, as every writer of the protocol's lines spells
+        // it, is compared in place; any other spelling is read in the loop.
+        if reader.skip_exact(br#""jsonrpc":"2.0""#) {
+            envelope.seen = Member::Jsonrpc.bit();
+        }
     }
     loop {
-        let member = match Member::usual_next(reader) {
+        let member = match named.take().or_else(|| Member::usual_next(reader)) {
             Some(member) => Some(member),
             None => match reader.next_member_as(Member::from_name)? {
                 Some(member) => member,
@@ -595,6 +602,45 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
 
     fn note(&mut self, problem: DecodeErrorKind) {
         self.problem.get_or_insert(problem);
+    }
+
+    /// Reads the start of an envelope written the way every writer of the
+    /// protocol's lines writes it: `{"jsonrpc":"2.0"`, then `,"id":` and the id,
+    /// then `,"method":` with a string and `,"params":` before an array or an
+    /// object, or (after an id) `,"result":`. The names are compared in place and
+    /// the values read straight into the envelope, with the checks
+    /// [`read_member`](Envelope::read_member) makes; the payload member is
+    /// returned, its name read, for the general reading to go on with.
+    ///
+    /// `None` for an entry that starts in any other way, or whose id or method
+    /// breaks a rule: the reader and the envelope are then to be started afresh.
+    #[inline]
+    fn read_usual_start(&mut self, form: &F, reader: &mut Reader<'a>) -> Option<Member> {
+        reader.begin_object().ok()?;
+        if !reader.skip_exact(br#""jsonrpc":"2.0""#) {
+            return None;
+        }
+        self.seen = Member::Jsonrpc.bit();
+        if reader.skip_exact_member_name(br#","id":"#) {
+            let Ok(Ok(id)) = read_id(reader) else {
+                return None;
+            };
+            self.id = Some(id);
+            self.seen |= Member::Id.bit();
+        }
+        if reader.skip_exact_member_name(br#","method":"#) {
+            let Ok(Some((method, false))) = read_text(reader, form.methods()) else {
+                return None;
+            };
+            self.method = Some(method);
+            self.seen |= Member::Method.bit();
+            let params = reader.skip_exact_member_name(br#","params":"#)
+                && matches!(reader.peek(), Some(b'[' | b'{'));
+            params.then_some(Member::Params)
+        } else {
+            let result = self.id.is_some() && reader.skip_exact_member_name(br#","result":"#);
+            result.then_some(Member::Result)
+        }
     }
 
     /// Reads one member's value; the inner `Err` when the form declined a payload.
