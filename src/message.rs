@@ -846,6 +846,45 @@ impl ExecuteParams {
     }
 
     fn read(r: &mut Reader<'_>) -> Read<ExecuteParams> {
+        match ExecuteParams::read_usual(r) {
+            Some(params) => Ok(Ok(params)),
+            None => ExecuteParams::read_any(r),
+        }
+    }
+
+    /// The params as the protocol's writers write them (`{"toolName":...,"input":...}`,
+    /// those two members in that order, no whitespace between a name and its value),
+    /// read by comparing the names in place. `None`, with the reader left as it was,
+    /// for any other text, which [`read_any`](Self::read_any) reads: this is the same
+    /// reading, for the one spelling, so the two agree wherever this one answers.
+    #[inline]
+    fn read_usual(r: &mut Reader<'_>) -> Option<ExecuteParams> {
+        let mut usual = r.clone();
+        usual.begin_object().ok()?;
+        if !usual.skip_exact(br#""toolName":"#) {
+            return None;
+        }
+        let tool_name = match usual.plain_str() {
+            Some(ascii) => ascii_text(ascii),
+            None => usual.read_str().ok()?.0,
+        };
+        if !usual.skip_exact_member_name(br#","input":"#) {
+            return None;
+        }
+        // Any value is an input: it is kept as it is read, with nothing to check.
+        let input = usual.read_value().ok()?;
+        if usual.next_member_bytes().ok()?.is_some() {
+            return None;
+        }
+        *r = usual;
+        Some(ExecuteParams {
+            tool_name: tool_name.into_owned(),
+            input,
+        })
+    }
+
+    /// Reads the params in any spelling: members in any order, repeated or unknown.
+    fn read_any(r: &mut Reader<'_>) -> Read<ExecuteParams> {
         // Any value is an input: it is kept as it is read, with nothing to check.
         let (mut tool_name, mut input) = (Slot::new(), None);
         let members = read_members(r, |name, r| match name {
@@ -904,6 +943,61 @@ impl ToolResult {
     }
 
     fn read(r: &mut Reader<'_>) -> Read<ToolResult> {
+        match ToolResult::read_usual(r) {
+            Some(result) => Ok(Ok(result)),
+            None => ToolResult::read_any(r),
+        }
+    }
+
+    /// The result as the protocol's writers write the usual one
+    /// (`{"content":[{"type":"text","text":...}],"isError":false}` or `true`, without
+    /// whitespace), read by comparing all but the text in place. `None`, with the
+    /// reader left as it was, for any other text, which
+    /// [`read_any`](Self::read_any) reads: this is the same reading, for the one
+    /// spelling, so the two agree wherever this one answers.
+    #[inline]
+    fn read_usual(r: &mut Reader<'_>) -> Option<ToolResult> {
+        let mut usual = r.clone();
+        // Each `{` and `[` is entered, and left, as the general reading does, so the
+        // depth limit applies alike.
+        usual.begin_object().ok()?;
+        if !usual.skip_exact(br#""content":"#) {
+            return None;
+        }
+        usual.begin_array().ok()?;
+        usual.begin_object().ok()?;
+        if !usual.skip_exact(br#""type":"text","text":"#) {
+            return None;
+        }
+        let text = match usual.plain_str() {
+            Some(ascii) => ascii_text(ascii),
+            None => usual.read_str().ok()?.0,
+        };
+        if usual.next_member_bytes().ok()?.is_some() || usual.next_element().ok()? {
+            return None;
+        }
+        let is_error = if usual.skip_exact_member_name(br#","isError":false"#) {
+            false
+        } else if usual.skip_exact_member_name(br#","isError":true"#) {
+            true
+        } else {
+            return None;
+        };
+        if usual.next_member_bytes().ok()?.is_some() {
+            return None;
+        }
+        *r = usual;
+        Some(ToolResult {
+            content: alloc::vec![Content::Text {
+                text: text.into_owned()
+            }],
+            is_error,
+        })
+    }
+
+    /// Reads the result in any spelling: members in any order, repeated or unknown,
+    /// any content items.
+    fn read_any(r: &mut Reader<'_>) -> Read<ToolResult> {
         let (mut content, mut is_error) = (Slot::new(), Slot::new());
         let members = read_members(r, |name, r| match name {
             b"content" => content.read(r, |r| read_list(r, Content::read)),
@@ -1259,6 +1353,160 @@ mod tests {
             Ok(Ok(content)) => content,
             other => panic!("{text}: {other:?}"),
         }
+    }
+
+    // ---- The usual spellings, read in place, against the general reading -------
+
+    use alloc::vec;
+    use proptest::prelude::*;
+
+    /// Reads `text` both ways, with the reading `usual` falls back on as `any`:
+    /// the same answer, the reader at the same place, the same rest.
+    fn read_alike<T: PartialEq + fmt::Debug>(
+        text: &[u8],
+        options: &ParseOptions,
+        read: fn(&mut Reader<'_>) -> Read<T>,
+        any: fn(&mut Reader<'_>) -> Read<T>,
+    ) -> Result<(), TestCaseError> {
+        let (mut fast, mut general) = (Reader::new(text, options), Reader::new(text, options));
+        let (read, expected) = (read(&mut fast), any(&mut general));
+        let shown = String::from_utf8_lossy(text);
+        prop_assert_eq!(read, expected, "{}", shown);
+        prop_assert_eq!(fast.offset(), general.offset(), "{}", shown);
+        prop_assert_eq!(fast.finish(), general.finish(), "{}", shown);
+        Ok(())
+    }
+
+    /// A string member's value: plain ASCII of any length, escapes, non-ASCII, lone
+    /// surrogates, or not a string at all.
+    fn text_value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z ./]{0,40}".prop_map(|t| alloc::format!("\"{t}\"")),
+            r#"[a-z]{0,8}(\\n|\\"|\\u00e9|\\ud83d\\ude00|é|\\ud800)[a-z]{0,30}"#
+                .prop_map(|t| alloc::format!("\"{t}\"")),
+            prop::sample::select(vec!["5", "null", "true", "[]", "{}", "\"a", "\"\\x\""])
+                .prop_map(String::from),
+        ]
+    }
+
+    /// A JSON value for an `input`: nested or not, and some that are not JSON.
+    fn input_value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                r#"{"path":"src/lib.rs","pattern":"fn \"main\"\\s+{","limit":12,"recursive":true}"#,
+                r#"{}"#,
+                r#"[]"#,
+                r#"[[[[{"a":[[[]]]}]]]]"#,
+                r#"{"a":{"b":{"c":{"d":1.5e3}}}}"#,
+                r#"null"#,
+                r#"-0"#,
+                r#""caf\u00e9""#,
+                r#"{"a":1,}"#,
+                r#"{"a" 1}"#,
+                r#"[1,2"#,
+            ])
+            .prop_map(String::from),
+            text_value(),
+        ]
+    }
+
+    /// The text `usual` was written in, then changed or not: a byte inserted,
+    /// removed or replaced, or the text cut short.
+    fn changed(usual: String) -> impl Strategy<Value = Vec<u8>> {
+        let len = usual.len();
+        let byte = prop::sample::select(b" \t\n,:}]{[\"\\\x0e\xc3\xff".to_vec());
+        (0..5u8, 0..=len, byte).prop_map(move |(how, at, byte)| {
+            let mut text = usual.clone().into_bytes();
+            match how {
+                0 | 1 => {}
+                2 => text.insert(at, byte),
+                3 if at < len => _ = text.remove(at),
+                3 => text.truncate(at.saturating_sub(1)),
+                _ => {
+                    if let Some(b) = text.get_mut(at) {
+                        *b = byte;
+                    }
+                }
+            }
+            text
+        })
+    }
+
+    /// Any depth limit, either surrogate rule, the default most often.
+    fn options() -> impl Strategy<Value = ParseOptions> {
+        prop_oneof![
+            3 => Just(ParseOptions::DEFAULT),
+            1 => (0..6usize, any::<bool>()).prop_map(|(max_depth, strict_surrogates)| {
+                ParseOptions { max_depth, strict_surrogates }
+            }),
+        ]
+    }
+
+    fn tool_result_text() -> impl Strategy<Value = Vec<u8>> {
+        let is_error = prop::sample::select(vec![
+            r#","isError":false"#,
+            r#","isError":true"#,
+            r#","isError":false"#,
+            r#","isError":true"#,
+            r#","isError":null"#,
+            "",
+        ]);
+        let extra = prop::sample::select(vec!["", "", "", r#","more":1"#, r#","isError":true"#]);
+        (text_value(), is_error, extra)
+            .prop_map(|(text, is_error, extra)| {
+                alloc::format!(
+                    r#"{{"content":[{{"type":"text","text":{text}}}]{is_error}{extra}}}"#
+                )
+            })
+            .prop_flat_map(changed)
+    }
+
+    fn execute_params_text() -> impl Strategy<Value = Vec<u8>> {
+        let extra = prop::sample::select(vec!["", "", "", r#","more":1"#, r#","toolName":"b""#]);
+        (text_value(), input_value(), extra)
+            .prop_map(|(name, input, extra)| {
+                alloc::format!(r#"{{"toolName":{name},"input":{input}{extra}}}"#)
+            })
+            .prop_flat_map(changed)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        #[test]
+        fn a_usual_tool_result_reads_as_the_general_reading_reads_it(
+            text in tool_result_text(),
+            options in options(),
+        ) {
+            read_alike(&text, &options, ToolResult::read, ToolResult::read_any)?;
+        }
+
+        #[test]
+        fn usual_execute_params_read_as_the_general_reading_reads_them(
+            text in execute_params_text(),
+            options in options(),
+        ) {
+            read_alike(&text, &options, ExecuteParams::read, ExecuteParams::read_any)?;
+        }
+    }
+
+    /// The usual spellings are the ones the endpoints write: the in-place reading
+    /// answers for them (so the comparisons above compare two readings).
+    #[test]
+    fn what_the_endpoints_write_is_read_in_place() {
+        let result = ToolResult::text("caf\u{e9} \"ok\"");
+        let mut text = Vec::new();
+        result.write_json(&mut text);
+        let mut r = Reader::new(&text, &ParseOptions::DEFAULT);
+        assert_eq!(ToolResult::read_usual(&mut r), Some(result));
+        let params = ExecuteParams::new(
+            "grep",
+            json::parse(br#"{"path":"a","n":[1,2]}"#).expect("JSON"),
+        );
+        let mut text = Vec::new();
+        params.write_json(&mut text);
+        let mut r = Reader::new(&text, &ParseOptions::DEFAULT);
+        assert_eq!(ExecuteParams::read_usual(&mut r), Some(params));
     }
 
     #[test]
