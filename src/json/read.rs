@@ -1615,9 +1615,69 @@ impl Tree {
     /// placeholder) when `in_object`, else the next element or the root.
     #[inline]
     fn complete(&mut self, v: Value, in_object: bool) {
+        self.complete_at(v, in_object);
+    }
+
+    /// [`complete`](Tree::complete), giving back where `v` went.
+    #[inline(always)]
+    fn complete_at(&mut self, v: Value, in_object: bool) -> Option<&mut Value> {
         match self.members.last_mut() {
-            Some(member) if in_object => member.1 = v,
-            _ => self.elements.push(v),
+            Some(member) if in_object => {
+                member.1 = v;
+                Some(&mut member.1)
+            }
+            _ => {
+                self.elements.push(v);
+                self.elements.last_mut()
+            }
+        }
+    }
+
+    /// The text `input[start..end]`, already checked to be UTF-8, as a member name
+    /// (`place`), a string value or, when `number`, a number value. A short one is
+    /// stored inline as it is, with no further check: an empty one goes into the
+    /// tree first, then the text is copied into it as a fixed-size window of the
+    /// input (see [`Str::fill_checked_window`]) where the input goes on far enough.
+    /// A long one is checked again as it is boxed (safe code cannot box a `str`
+    /// otherwise).
+    #[inline(always)]
+    fn text(&mut self, input: &[u8], start: usize, end: usize, place: Place, number: bool) {
+        let window = input
+            .get(start..start + Str::INLINE_CAPACITY)
+            .and_then(|w| <&[u8; Str::INLINE_CAPACITY]>::try_from(w).ok());
+        let len = end - start;
+        let Some(window) = window.filter(|_| len <= Str::INLINE_CAPACITY) else {
+            let text = input.get(start..end).unwrap_or_default();
+            let text = Str::from_checked_bytes(text).unwrap_or_default();
+            return match place {
+                Place::Value { in_object } if number => {
+                    let number = Number::from_checked_text(text);
+                    self.complete(Value::Number(number), in_object);
+                }
+                _ => self.string(text, place),
+            };
+        };
+        let empty = match place {
+            Place::Name => {
+                self.members.push((Str::new(), Value::Null));
+                self.members.last_mut().map(|member| &mut member.0)
+            }
+            Place::Value { in_object } if number => {
+                let number = Value::Number(Number::from_checked_text(Str::new()));
+                match self.complete_at(number, in_object) {
+                    Some(Value::Number(n)) => Some(n.text_mut()),
+                    _ => None,
+                }
+            }
+            Place::Value { in_object } => {
+                match self.complete_at(Value::String(Str::new()), in_object) {
+                    Some(Value::String(s)) => Some(s),
+                    _ => None,
+                }
+            }
+        };
+        if let Some(empty) = empty {
+            empty.fill_checked_window(window, len);
         }
     }
 }
@@ -1645,10 +1705,10 @@ fn checked_str(input: &[u8], start: usize, end: usize) -> Str {
 
 impl Strings<'_> for Tree {
     type Text = String;
-    /// See [`checked_str`].
+    /// See [`Tree::text`].
     #[inline(always)]
     fn checked(&mut self, input: &[u8], start: usize, end: usize, place: Place) {
-        self.string(checked_str(input, start, end), place);
+        self.text(input, start, end, place, false);
     }
     /// The scratch text, emptied.
     #[inline]
@@ -1680,8 +1740,7 @@ impl Sink<'_> for Tree {
     }
     #[inline]
     fn number(&mut self, input: &[u8], start: usize, end: usize, in_object: bool) {
-        let number = Number::from_checked_text(checked_str(input, start, end));
-        self.complete(Value::Number(number), in_object);
+        self.text(input, start, end, Place::Value { in_object }, true);
     }
     #[inline]
     fn open(&mut self, object: bool) {
@@ -1819,6 +1878,62 @@ mod tests {
                         assert!(parse(&name).is_err(), "{what}");
                     }
                 }
+            }
+        }
+    }
+
+    /// Short strings and numbers are copied into the tree in place as a fixed-size
+    /// window of the input, and, where the input ends within the window, as their
+    /// bytes: as a member name, a member value, an element and the whole text, of
+    /// every length around the inline capacity and with every amount of input
+    /// after them, they come out as the same values built from their text.
+    #[test]
+    fn short_texts_are_the_same_copied_as_a_window_or_as_their_bytes() {
+        let capacity = Str::INLINE_CAPACITY;
+        for len in 0..=capacity + 3 {
+            let text: String = "aé€"
+                .chars()
+                .cycle()
+                .scan(0, |bytes, c| {
+                    *bytes += c.len_utf8();
+                    (*bytes <= len).then_some(c)
+                })
+                .collect();
+            let digits: String = "1234567890".chars().cycle().take(len.max(2) - 1).collect();
+            let number = alloc::format!("-{digits}");
+            let string = Value::from(text.as_str());
+            let number_value = Value::Number(Number::from_text(&number).unwrap_or_else(|| {
+                panic!("{number} is a number");
+            }));
+            let quoted = alloc::format!("\"{text}\"");
+            for (json, value) in [(&quoted, &string), (&number, &number_value)] {
+                for pad in 0..=capacity + 2 {
+                    let spaces = " ".repeat(pad);
+                    let cases = [
+                        (alloc::format!("{json}{spaces}"), value.clone()),
+                        (
+                            alloc::format!("[{json}{spaces}]"),
+                            Value::Array(alloc::vec![value.clone()]),
+                        ),
+                        (
+                            alloc::format!("{{\"k\":{json}{spaces}}}"),
+                            Value::Object(Object::from_iter([("k", value.clone())])),
+                        ),
+                    ];
+                    for (input, expected) in cases {
+                        assert_eq!(parse(input.as_bytes()), Ok(expected), "{input:?}");
+                    }
+                }
+            }
+            for pad in 0..=capacity + 2 {
+                let spaces = " ".repeat(pad);
+                let input = alloc::format!("{{{quoted}:1{spaces}}}");
+                let expected = Object::from_iter([(text.as_str(), Value::from(1))]);
+                assert_eq!(
+                    parse(input.as_bytes()),
+                    Ok(Value::Object(expected)),
+                    "{input:?}"
+                );
             }
         }
     }

@@ -53,6 +53,12 @@ impl Number {
         Number { text }
     }
 
+    /// The text, to be filled in place (see [`Str::fill_checked_window`]).
+    #[inline(always)]
+    pub(crate) fn text_mut(&mut self) -> &mut Str {
+        &mut self.text
+    }
+
     /// Builds a number from its text, if the text is a JSON number
     /// (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).
     pub fn from_text(text: &str) -> Option<Number> {
