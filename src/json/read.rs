@@ -1636,17 +1636,14 @@ impl Tree {
     /// The text `input[start..end]`, already checked to be UTF-8, as a member name
     /// (`place`), a string value or, when `number`, a number value. A short one is
     /// stored inline as it is, with no further check: an empty one goes into the
-    /// tree first, then the text is copied into it as a fixed-size window of the
-    /// input (see [`Str::fill_checked_window`]) where the input goes on far enough.
-    /// A long one is checked again as it is boxed (safe code cannot box a `str`
-    /// otherwise).
+    /// tree first, then the text is copied into it where it stands (see
+    /// [`Str::fill_checked_window`]), as a fixed-size window of the input where the
+    /// input goes on far enough. A long one is checked again as it is boxed (safe
+    /// code cannot box a `str` otherwise).
     #[inline(always)]
     fn text(&mut self, input: &[u8], start: usize, end: usize, place: Place, number: bool) {
-        let window = input
-            .get(start..start + Str::INLINE_CAPACITY)
-            .and_then(|w| <&[u8; Str::INLINE_CAPACITY]>::try_from(w).ok());
         let len = end - start;
-        let Some(window) = window.filter(|_| len <= Str::INLINE_CAPACITY) else {
+        if len > Str::INLINE_CAPACITY {
             let text = input.get(start..end).unwrap_or_default();
             let text = Str::from_checked_bytes(text).unwrap_or_default();
             return match place {
@@ -1656,7 +1653,7 @@ impl Tree {
                 }
                 _ => self.string(text, place),
             };
-        };
+        }
         let empty = match place {
             Place::Name => {
                 self.members.push((Str::new(), Value::Null));
@@ -1676,9 +1673,16 @@ impl Tree {
                 }
             }
         };
-        if let Some(empty) = empty {
-            empty.fill_checked_window(window, len);
-        }
+        let window = input
+            .get(start..start + Str::INLINE_CAPACITY)
+            .and_then(|w| <&[u8; Str::INLINE_CAPACITY]>::try_from(w).ok());
+        match (empty, window) {
+            (Some(empty), Some(window)) => empty.fill_checked_window(window, len),
+            (Some(empty), None) => {
+                empty.fill_checked_bytes(input.get(start..end).unwrap_or_default())
+            }
+            (None, _) => false,
+        };
     }
 }
 
