@@ -464,7 +464,30 @@ type Entry<'a, F> = Result<
 >;
 
 /// Decodes one message: the whole line, or one element of a batch.
+#[inline]
 fn read_entry<'a, F: Form<'a>>(form: &mut F, reader: &mut Reader<'a>) -> Entry<'a, F> {
+    read_entry_starting(form, reader, Start::Usual)
+}
+
+/// How [`read_entry_starting`] starts an envelope.
+#[derive(Clone, Copy, PartialEq)]
+enum Start {
+    /// Its usual start is read straight ([`Envelope::read_usual_start`]), when it
+    /// has one.
+    Usual,
+    /// Every member is read by the general loop (for the tests that compare the
+    /// two).
+    #[cfg(test)]
+    General,
+}
+
+/// [`read_entry`], its envelope started as `start` says: the same message either way.
+#[inline(always)]
+fn read_entry_starting<'a, F: Form<'a>>(
+    form: &mut F,
+    reader: &mut Reader<'a>,
+    start: Start,
+) -> Entry<'a, F> {
     if reader.peek() != Some(b'{') {
         reader.skip_value()?;
         return Ok(Ok(Err(DecodeError::new(
@@ -473,15 +496,26 @@ fn read_entry<'a, F: Form<'a>>(form: &mut F, reader: &mut Reader<'a>) -> Entry<'
             false,
         ))));
     }
-    reader.begin_object()?;
     let mut envelope = Envelope::<F>::default();
-    // The usual first member, as every writer of the protocol's lines spells it,
-    // is compared in place; any other spelling is read in the loop.
-    if reader.skip_exact(br#""jsonrpc":"2.0""#) {
-        envelope.seen = Member::Jsonrpc.bit();
+    let at_start = reader.clone();
+    // The member whose name was read, its value to be read next.
+    let mut named = match start {
+        Start::Usual => envelope.read_usual_start(form, reader),
+        #[cfg(test)]
+        Start::General => None,
+    };
+    if named.is_none() {
+        *reader = at_start;
+        envelope = Envelope::default();
+        reader.begin_object()?;
+        // The usual first member, as every writer of the protocol's lines spells
+        // it, is compared in place; any other spelling is read in the loop.
+        if reader.skip_exact(br#""jsonrpc":"2.0""#) {
+            envelope.seen = Member::Jsonrpc.bit();
+        }
     }
     loop {
-        let member = match Member::usual_next(reader) {
+        let member = match named.take().or_else(|| Member::usual_next(reader)) {
             Some(member) => Some(member),
             None => match reader.next_member_as(Member::from_name)? {
                 Some(member) => member,
@@ -595,6 +629,44 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
 
     fn note(&mut self, problem: DecodeErrorKind) {
         self.problem.get_or_insert(problem);
+    }
+
+    /// Reads the start of an envelope written the way every writer of the
+    /// protocol's lines writes it: `{"jsonrpc":"2.0"`, then `,"id":` and the id,
+    /// then `,"method":` with a string and `,"params":`, or (after an id)
+    /// `,"result":`. The names are compared in place and
+    /// the values read straight into the envelope, with the checks
+    /// [`read_member`](Envelope::read_member) makes; the payload member is
+    /// returned, its name read, for the general reading to go on with.
+    ///
+    /// `None` for an entry that starts in any other way, or whose id or method
+    /// breaks a rule: the reader and the envelope are then to be started afresh.
+    #[inline]
+    fn read_usual_start(&mut self, form: &F, reader: &mut Reader<'a>) -> Option<Member> {
+        reader.begin_object().ok()?;
+        if !reader.skip_exact(br#""jsonrpc":"2.0""#) {
+            return None;
+        }
+        self.seen = Member::Jsonrpc.bit();
+        if reader.skip_exact_member_name(br#","id":"#) {
+            let Ok(Ok(id)) = read_id(reader) else {
+                return None;
+            };
+            self.id = Some(id);
+            self.seen |= Member::Id.bit();
+        }
+        if reader.skip_exact_member_name(br#","method":"#) {
+            let Ok(Some((method, false))) = read_text(reader, form.methods()) else {
+                return None;
+            };
+            self.method = Some(method);
+            self.seen |= Member::Method.bit();
+            let params = reader.skip_exact_member_name(br#","params":"#);
+            params.then_some(Member::Params)
+        } else {
+            let result = self.id.is_some() && reader.skip_exact_member_name(br#","result":"#);
+            result.then_some(Member::Result)
+        }
     }
 
     /// Reads one member's value; the inner `Err` when the form declined a payload.
@@ -979,6 +1051,134 @@ mod tests {
         assert!(matches!(kind(cut), Some(DecodeErrorKind::Json(_))));
         let glued = br#"{"jsonrpc":"2.0":1}"#;
         assert!(matches!(kind(glued), Some(DecodeErrorKind::Json(_))));
+    }
+
+    /// Reads `line`'s first entry with `form` both ways, the usual start read
+    /// straight and every member read by the general loop: the same entry, the
+    /// reader at the same place.
+    fn started_alike<'a, F: Form<'a>>(mut form: F, line: &'a [u8], options: &ParseOptions)
+    where
+        F::Message: PartialEq + core::fmt::Debug,
+        F::Declined: PartialEq + core::fmt::Debug,
+    {
+        let (mut usual, mut general) = (Reader::new(line, options), Reader::new(line, options));
+        let read = read_entry_starting(&mut form, &mut usual, Start::Usual);
+        let expected = read_entry_starting(&mut form, &mut general, Start::General);
+        let shown = String::from_utf8_lossy(line);
+        assert_eq!(read, expected, "{shown}");
+        assert_eq!(usual.offset(), general.offset(), "{shown}");
+        assert_eq!(usual.finish(), general.finish(), "{shown}");
+    }
+
+    /// A line as the protocol's writers write it, or near it: each part picked
+    /// from usual and unusual spellings, then a byte inserted, removed or
+    /// replaced, or the line cut short.
+    fn envelope_line() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use alloc::vec;
+        use proptest::prelude::*;
+        let start = prop::sample::select(vec![
+            r#"{"jsonrpc":"2.0""#,
+            r#"{"jsonrpc":"2.0""#,
+            r#"{"jsonrpc":"2.0""#,
+            r#"{ "jsonrpc":"2.0""#,
+            r#"{"jsonrpc":"2.1""#,
+            r#"{"jsonrpc":"2.0","jsonrpc":"2.0""#,
+            r#"{"#,
+        ]);
+        let id = prop::sample::select(vec![
+            r#","id":7"#,
+            r#","id":123456789012345678901234"#,
+            r#","id":-3"#,
+            r#","id":"req-1""#,
+            r#","id":"a\"b\u00e9""#,
+            r#","id":"\ud800""#,
+            r#","id":null"#,
+            r#","id":1.5"#,
+            r#","id":true"#,
+            r#","id":[1]"#,
+            "",
+        ]);
+        let method = prop::sample::select(vec![
+            r#","method":"tools/execute""#,
+            r#","method":"progress""#,
+            r#","method":"other/method""#,
+            r#","method":"t\u006fols/execute""#,
+            r#","method":"\udc00""#,
+            r#","method":5"#,
+            "",
+        ]);
+        let payload = prop::sample::select(vec![
+            r#","params":{"toolName":"grep","input":{"path":"a"}}"#,
+            r#","params":[1,2]"#,
+            r#","params":"x""#,
+            r#","params":null"#,
+            r#","result":{"content":[{"type":"text","text":"ok"}],"isError":false}"#,
+            r#","result":null"#,
+            r#","error":{"code":-32601,"message":"m"}"#,
+            r#","params":{"a":[[[[{}]]]]}"#,
+            "",
+        ]);
+        let rest = prop::sample::select(vec![
+            "}",
+            "}",
+            "}",
+            r#","id":9}"#,
+            r#","x":1}"#,
+            r#","result":1}"#,
+            "} ",
+            "}}",
+        ]);
+        let bytes = prop::sample::select(b" \t,:}]{[\"\\\x0e\xc3\xff1".to_vec());
+        (
+            start,
+            id,
+            method,
+            payload,
+            rest,
+            0..5u8,
+            any::<prop::sample::Index>(),
+            bytes,
+        )
+            .prop_map(|(start, id, method, payload, rest, how, at, byte)| {
+                let mut line = [start, id, method, payload, rest].concat().into_bytes();
+                let at = at.index(line.len() + 1);
+                match how {
+                    0 | 1 => {}
+                    2 => line.insert(at, byte),
+                    3 => line.truncate(at),
+                    _ => {
+                        if let Some(b) = line.get_mut(at) {
+                            *b = byte;
+                        }
+                    }
+                }
+                line
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+        /// The usual start read straight gives what the general loop gives, in
+        /// every form: owned, borrowed with expected methods, and read by a reader
+        /// that takes some payloads and declines others.
+        #[test]
+        fn the_usual_start_reads_as_the_general_loop_reads(
+            line in envelope_line(),
+            depth in proptest::prop_oneof![3 => proptest::strategy::Just(128usize), 1 => 0..5usize],
+        ) {
+            let options = ParseOptions { max_depth: depth, strict_surrogates: false };
+            started_alike(Owned, &line, &options);
+            started_alike(Borrowed { methods: crate::message::method::ALL }, &line, &options);
+            let read = |of: PayloadOf<'_>, reader: &mut Reader<'_>| match of {
+                PayloadOf::Params { method: "tools/execute", id } => {
+                    Some((id.cloned(), reader.read_value().ok()))
+                }
+                PayloadOf::Result { id } => Some((Some(id.clone()), reader.read_value().ok())),
+                _ => None,
+            };
+            started_alike(Reading { read, methods: crate::message::method::ALL }, &line, &options);
+        }
     }
 
     /// Members after the first, written as every writer writes them (compared in
