@@ -1081,11 +1081,15 @@ pub(crate) fn is_special(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
 }
 
-/// `true` for the bytes [`special_or_high_bytes`] flags. (As a signed byte, every
-/// byte from 0x80 up is negative, so one compare takes controls and them together.)
+/// `true` for the bytes [`special_or_high_bytes`] flags. As a signed byte, every
+/// byte from 0x80 up is negative, so one compare takes controls and them together;
+/// and with bit 1 flipped the quote (0x22) becomes 0x20, the one byte it meets
+/// going up from the controls (controls stay controls, the space becomes 0x22), so
+/// the same compare takes it too. Checking a block of bytes this way is a vector
+/// compare fewer per 16 bytes.
 #[inline]
 pub(crate) fn is_special_or_high(b: u8) -> bool {
-    b == b'"' || b == b'\\' || (b as i8) < 0x20
+    ((b ^ 0x02) as i8) < 0x21 || b == b'\\'
 }
 
 /// The eight bytes at `bytes[at..]` as a little-endian word.
@@ -2006,6 +2010,21 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The one-compare form of the byte test flags exactly the bytes a run of
+    /// ASCII string text ends at.
+    #[test]
+    fn the_bytes_that_end_a_run_of_ascii_are_the_specials_and_the_high_ones() {
+        for b in 0..=255u8 {
+            let plain = b == b'"' || b == b'\\' || b < 0x20 || b >= 0x80;
+            assert_eq!(is_special_or_high(b), plain, "{b:#04x}");
+            assert_eq!(
+                is_special(b),
+                b == b'"' || b == b'\\' || b < 0x20,
+                "{b:#04x}"
+            );
         }
     }
 
