@@ -33,8 +33,11 @@ impl PendingRequests {
     }
 
     pub(super) fn remove(&mut self, request: RequestId) -> Option<Pending> {
-        let at = self.position(request)?;
-        self.requests.remove(at).map(|(_, pending)| pending)
+        let (_, pending) = match self.position(request)? {
+            0 => self.requests.pop_front(),
+            at => self.requests.remove(at),
+        }?;
+        Some(pending)
     }
 
     fn position(&self, request: RequestId) -> Option<usize> {

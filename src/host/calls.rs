@@ -121,7 +121,11 @@ impl Calls {
 
     /// Ends a call in flight, remembering how.
     pub(crate) fn end(&mut self, id: CallId, how: Option<EndReason>) -> Option<Call> {
-        let (_, call) = self.in_flight.remove(self.position(id)?)?;
+        // Mostly the first, answered in the order the calls were made.
+        let (_, call) = match self.position(id)? {
+            0 => self.in_flight.pop_front(),
+            at => self.in_flight.remove(at),
+        }?;
         self.deadlines.remove((call.deadline.at(), id));
         if let Some(how) = how {
             self.remember(id, how);

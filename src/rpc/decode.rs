@@ -230,8 +230,10 @@ struct ErrorParts<'a, P> {
 /// How the payloads are taken, and the messages put together: the one difference
 /// between [`decode`], [`decode_view`] and [`decode_reading`].
 trait Form<'a> {
-    /// What `params`, `result` and `error.data` become.
+    /// What `params` and `result` become.
     type Payload;
+    /// What `error.data` becomes.
+    type ErrorData;
     /// What a valid entry becomes.
     type Message;
     /// Why a payload may be left unread, ending the pass ([`Infallible`]: never).
@@ -247,11 +249,16 @@ trait Form<'a> {
         of: Option<PayloadOf<'_>>,
         reader: &mut Reader<'a>,
     ) -> Result<Result<Self::Payload, Self::Declined>, json::Error>;
+    /// Reads the `data` of an error.
+    fn error_data(
+        &mut self,
+        reader: &mut Reader<'a>,
+    ) -> Result<Result<Self::ErrorData, Self::Declined>, json::Error>;
     fn request(id: Id, method: Cow<'a, str>, params: Option<Self::Payload>) -> Self::Message;
     fn notification(method: Cow<'a, str>, params: Option<Self::Payload>) -> Self::Message;
     fn response(
         id: Id,
-        outcome: Result<Self::Payload, ErrorParts<'a, Self::Payload>>,
+        outcome: Result<Self::Payload, ErrorParts<'a, Self::ErrorData>>,
     ) -> Self::Message;
 }
 
@@ -280,6 +287,7 @@ impl<'a> Line<'a> for Owned {
 
 impl<'a> Form<'a> for Owned {
     type Payload = Value;
+    type ErrorData = Value;
     type Message = Message;
     type Declined = Infallible;
 
@@ -289,6 +297,13 @@ impl<'a> Form<'a> for Owned {
         reader: &mut Reader<'a>,
     ) -> Result<Result<Value, Infallible>, json::Error> {
         reader.read_value().map(Ok)
+    }
+
+    fn error_data(
+        &mut self,
+        reader: &mut Reader<'a>,
+    ) -> Result<Result<Value, Infallible>, json::Error> {
+        self.payload(None, reader)
     }
 
     fn request(id: Id, method: Cow<'a, str>, params: Option<Value>) -> Message {
@@ -331,6 +346,7 @@ impl<'a> Line<'a> for Borrowed {
 
 impl<'a> Form<'a> for Borrowed {
     type Payload = RawValue<'a>;
+    type ErrorData = RawValue<'a>;
     type Message = MessageView<'a>;
     type Declined = Infallible;
 
@@ -345,6 +361,13 @@ impl<'a> Form<'a> for Borrowed {
         reader: &mut Reader<'a>,
     ) -> Result<Result<RawValue<'a>, Infallible>, json::Error> {
         reader.read_raw().map(Ok)
+    }
+
+    fn error_data(
+        &mut self,
+        reader: &mut Reader<'a>,
+    ) -> Result<Result<RawValue<'a>, Infallible>, json::Error> {
+        self.payload(None, reader)
     }
 
     fn request(id: Id, method: Cow<'a, str>, params: Option<RawValue<'a>>) -> MessageView<'a> {
@@ -379,6 +402,8 @@ where
     R: FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
 {
     type Payload = T;
+    /// Never made: the reader is given no error's data, so the pass ends there.
+    type ErrorData = Infallible;
     /// `None` for a message without a payload the reader read.
     type Message = Option<MessageRead<'a, T>>;
     type Declined = ();
@@ -396,6 +421,10 @@ where
         Ok(of.and_then(|of| (self.read)(of, reader)).ok_or(()))
     }
 
+    fn error_data(&mut self, _: &mut Reader<'a>) -> Result<Result<Infallible, ()>, json::Error> {
+        Ok(Err(()))
+    }
+
     fn request(id: Id, method: Cow<'a, str>, params: Option<T>) -> Self::Message {
         params.map(|params| MessageRead::Request { id, method, params })
     }
@@ -404,7 +433,7 @@ where
         params.map(|params| MessageRead::Notification { method, params })
     }
 
-    fn response(id: Id, outcome: Result<T, ErrorParts<'a, T>>) -> Self::Message {
+    fn response(id: Id, outcome: Result<T, ErrorParts<'a, Infallible>>) -> Self::Message {
         outcome
             .ok()
             .map(|result| MessageRead::Response { id, result })
@@ -603,7 +632,7 @@ struct Envelope<'a, F: Form<'a>> {
     method: Option<Cow<'a, str>>,
     params: Option<F::Payload>,
     result: Option<F::Payload>,
-    error: Option<ErrorParts<'a, F::Payload>>,
+    error: Option<ErrorParts<'a, F::ErrorData>>,
     /// The first rule the members broke, in reading order.
     problem: Option<DecodeErrorKind>,
 }
@@ -844,7 +873,8 @@ fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json:
 fn read_error_object<'a, F: Form<'a>>(
     form: &mut F,
     reader: &mut Reader<'a>,
-) -> Result<Result<Result<ErrorParts<'a, F::Payload>, DecodeErrorKind>, F::Declined>, json::Error> {
+) -> Result<Result<Result<ErrorParts<'a, F::ErrorData>, DecodeErrorKind>, F::Declined>, json::Error>
+{
     if reader.peek() != Some(b'{') {
         reader.skip_value()?;
         return Ok(Ok(Err(DecodeErrorKind::ErrorNotObject)));
@@ -852,7 +882,7 @@ fn read_error_object<'a, F: Form<'a>>(
     reader.begin_object()?;
     let mut code: Option<Option<i64>> = None;
     let mut message: Option<Option<Cow<'a, str>>> = None;
-    let mut data: Option<F::Payload> = None;
+    let mut data: Option<F::ErrorData> = None;
     let mut problem = None;
     while let Some(name) = reader.next_member_as(ErrorMember::from_name)? {
         let duplicate = match name {
@@ -865,7 +895,7 @@ fn read_error_object<'a, F: Form<'a>>(
                 continue;
             }
             ErrorMember::Data if data.is_none() => {
-                match form.payload(None, reader)? {
+                match form.error_data(reader)? {
                     Ok(payload) => data = Some(payload),
                     Err(declined) => return Ok(Err(declined)),
                 }
