@@ -2018,7 +2018,7 @@ mod tests {
     #[test]
     fn the_bytes_that_end_a_run_of_ascii_are_the_specials_and_the_high_ones() {
         for b in 0..=255u8 {
-            let plain = b == b'"' || b == b'\\' || b < 0x20 || b >= 0x80;
+            let plain = b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b);
             assert_eq!(is_special_or_high(b), plain, "{b:#04x}");
             assert_eq!(
                 is_special(b),
