@@ -191,6 +191,23 @@ impl Str {
         }
     }
 
+    /// [`fill_checked_window`](Str::fill_checked_window) for a text given as its
+    /// bytes (where the input ends too soon for a whole window).
+    #[inline(always)]
+    pub(crate) fn fill_checked_bytes(&mut self, text: &[u8]) -> bool {
+        match &mut self.repr {
+            Repr::Inline { len, bytes } => match bytes.get_mut(..text.len()) {
+                Some(slot) => {
+                    slot.copy_from_slice(text);
+                    *len = text.len() as u8;
+                    true
+                }
+                None => false,
+            },
+            Repr::Heap(_) => false,
+        }
+    }
+
     /// The short text `s` (whole UTF-8) inline, or `None` when it is too long.
     #[inline]
     fn inline(s: &[u8]) -> Option<Str> {
