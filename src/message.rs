@@ -1021,14 +1021,14 @@ impl ToolResult {
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
-        let mut o = ObjectWriter::begin(out);
-        o.list("content", &self.content, Content::encode);
-        o.fixed(if self.is_error {
-            r#""isError":true"#
+        // Both members always, so the fixed text around the list in one piece each.
+        out.extend_from_slice(br#"{"content":"#);
+        json::write_array(&self.content, Content::encode, out);
+        out.extend_from_slice(if self.is_error {
+            br#","isError":true}"#
         } else {
-            r#""isError":false"#
+            br#","isError":false}"#
         });
-        o.end();
     }
 }
 
@@ -1117,12 +1117,16 @@ impl Content {
         if let Content::Unknown(object) = self {
             return json::write_object(object, out);
         }
+        if let Content::Text { text } = self {
+            // The usual item, its fixed start in one piece.
+            out.extend_from_slice(br#"{"type":"text","text":"#);
+            json::write_string(text, out);
+            out.push(b'}');
+            return;
+        }
         let mut o = ObjectWriter::begin(out);
         match self {
-            Content::Text { text } => {
-                o.fixed(r#""type":"text""#);
-                o.string("text", text);
-            }
+            Content::Text { .. } => {}
             Content::ImageData { mime_type, data } => {
                 o.fixed(r#""type":"image""#);
                 o.string("mimeType", mime_type);
