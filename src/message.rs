@@ -918,10 +918,12 @@ impl ExecuteParams {
     /// Appends `tools/execute` params for `tool_name` and `input` to `out`, as
     /// [`write_json`](Self::write_json) does, without an `ExecuteParams` to hold them.
     pub fn write_parts(tool_name: &str, input: &Value, out: &mut Vec<u8>) {
-        let mut o = ObjectWriter::begin(out);
-        o.string("toolName", tool_name);
-        o.value("input", input);
-        o.end();
+        // Both members always: the names in one piece with what surrounds them.
+        out.extend_from_slice(br#"{"toolName":"#);
+        json::write_string(tool_name, out);
+        out.extend_from_slice(br#","input":"#);
+        json::write_value(input, out);
+        out.push(b'}');
     }
 }
 
@@ -1376,12 +1378,14 @@ impl Progress {
     /// Appends `progress` params with `message` and `id` to `out`, as
     /// [`write_json`](Self::write_json) does, without a `Progress` to hold them.
     pub fn write_parts(message: &str, id: Option<&Id>, out: &mut Vec<u8>) {
-        let mut o = ObjectWriter::begin(out);
-        o.string("message", message);
+        // `message` always comes first: its name in one piece with the brace.
+        out.extend_from_slice(br#"{"message":"#);
+        json::write_string(message, out);
         if let Some(id) = id {
-            rpc::write_id(id, o.member("id"));
+            out.extend_from_slice(br#","id":"#);
+            rpc::write_id(id, out);
         }
-        o.end();
+        out.push(b'}');
     }
 }
 
