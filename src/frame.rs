@@ -742,7 +742,13 @@ fn find_newline(hay: &[u8], scanned: &mut u64) -> Option<usize> {
 }
 
 /// The position of the last `\n` in `hay`, adding the bytes looked at to `scanned`.
+/// A chunk that ends a line (as a writer's whole lines do) ends with it: found
+/// at once.
 fn rfind_newline(hay: &[u8], scanned: &mut u64) -> Option<usize> {
+    if let Some((b'\n', _)) = hay.split_last() {
+        *scanned += 1;
+        return Some(hay.len() - 1);
+    }
     let mut blocks = hay.rchunks_exact(BLOCK_BYTES);
     let mut end = hay.len();
     let found = loop {
@@ -925,10 +931,16 @@ mod tests {
                     let found = find_newline(&hay, &mut scanned);
                     assert_eq!(found, naive_find(&hay), "{hay:?}");
                     assert_eq!(scanned, found.map_or(len, |i| i + 1) as u64);
-                    let mut scanned = 0;
-                    let found = rfind_newline(&hay, &mut scanned);
-                    assert_eq!(found, naive_rfind(&hay), "{hay:?}");
-                    assert_eq!(scanned, found.map_or(len, |i| len - i) as u64);
+                    // As it is, and ending a line, as most chunks do.
+                    for ends_a_line in [false, true] {
+                        if let Some(last) = hay.last_mut().filter(|_| ends_a_line) {
+                            *last = b'\n';
+                        }
+                        let mut scanned = 0;
+                        let found = rfind_newline(&hay, &mut scanned);
+                        assert_eq!(found, naive_rfind(&hay), "{hay:?}");
+                        assert_eq!(scanned, found.map_or(len, |i| len - i) as u64);
+                    }
                 }
             }
         }

@@ -1304,6 +1304,44 @@ impl Progress {
     }
 
     fn read(r: &mut Reader<'_>) -> Read<Progress> {
+        match Progress::read_usual(r) {
+            Some(progress) => Ok(Ok(progress)),
+            None => Progress::read_any(r),
+        }
+    }
+
+    /// The params as the protocol's writers write them (`{"message":...}`, then
+    /// `,"id":...` or not, no whitespace between a name and its value), read by
+    /// comparing the names in place. `None`, with the reader left as it was, for any
+    /// other text, which [`read_any`](Self::read_any) reads: this is the same
+    /// reading, for the one spelling, so the two agree wherever this one answers.
+    #[inline]
+    fn read_usual(r: &mut Reader<'_>) -> Option<Progress> {
+        let mut usual = r.clone();
+        usual.begin_object().ok()?;
+        if !usual.skip_exact(br#""message":"#) {
+            return None;
+        }
+        let Ok(Ok(message)) = read_string(&mut usual) else {
+            return None;
+        };
+        let id = if usual.skip_exact_member_name(br#","id":"#) {
+            let Ok(Ok(id)) = read_id(&mut usual) else {
+                return None;
+            };
+            id
+        } else {
+            None
+        };
+        if usual.next_member_bytes().ok()?.is_some() {
+            return None;
+        }
+        *r = usual;
+        Some(Progress { message, id })
+    }
+
+    /// Reads the params in any spelling: members in any order, repeated or unknown.
+    fn read_any(r: &mut Reader<'_>) -> Read<Progress> {
         let (mut message, mut id) = (Slot::new(), Slot::new());
         let members = read_members(r, |name, r| match name {
             b"message" => message.read(r, read_string),
@@ -1470,8 +1508,35 @@ mod tests {
             .prop_flat_map(changed)
     }
 
+    fn progress_text() -> impl Strategy<Value = Vec<u8>> {
+        let id = prop::sample::select(vec![
+            "",
+            "",
+            r#","id":7"#,
+            r#","id":"r-1""#,
+            r#","id":null"#,
+            r#","id":1.5"#,
+            r#","id":true"#,
+            r#","id":"\ud800""#,
+        ]);
+        let extra = prop::sample::select(vec!["", "", "", r#","more":1"#, r#","message":"b""#]);
+        (text_value(), id, extra)
+            .prop_map(|(message, id, extra)| {
+                alloc::format!(r#"{{"message":{message}{id}{extra}}}"#)
+            })
+            .prop_flat_map(changed)
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        #[test]
+        fn usual_progress_params_read_as_the_general_reading_reads_them(
+            text in progress_text(),
+            options in options(),
+        ) {
+            read_alike(&text, &options, Progress::read, Progress::read_any)?;
+        }
 
         #[test]
         fn a_usual_tool_result_reads_as_the_general_reading_reads_it(
@@ -1507,6 +1572,15 @@ mod tests {
         params.write_json(&mut text);
         let mut r = Reader::new(&text, &ParseOptions::DEFAULT);
         assert_eq!(ExecuteParams::read_usual(&mut r), Some(params));
+        for progress in [
+            Progress::new("Reading\u{2026} 42%"),
+            Progress::for_request(Id::from(7), "a"),
+        ] {
+            let mut text = Vec::new();
+            progress.write_json(&mut text);
+            let mut r = Reader::new(&text, &ParseOptions::DEFAULT);
+            assert_eq!(Progress::read_usual(&mut r), Some(progress));
+        }
     }
 
     #[test]

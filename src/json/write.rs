@@ -81,7 +81,10 @@ impl<'a> Open<'a> {
 
 /// Appends `v` as compact JSON to `out`.
 pub fn write_value(v: &Value, out: &mut Vec<u8>) {
-    write_items(v, Open::new(), out);
+    match v {
+        Value::Object(object) => write_object(object, out),
+        _ => write_items(v, Open::new(), out),
+    }
 }
 
 /// Appends an object's members as a compact JSON object to `out`, as
@@ -96,9 +99,28 @@ pub fn write_value(v: &Value, out: &mut Vec<u8>) {
 /// assert_eq!(out, br#"{"a":1,"b":null}"#);
 /// ```
 pub fn write_object(object: &Object, out: &mut Vec<u8>) {
-    let mut open = Open::new();
-    if let Some(first) = open_object(object.as_slice(), &mut open, out) {
-        write_items(first, open, out);
+    // Its members up to the first array or object are written here: an object
+    // without any (most tool inputs) needs no stack of open containers at all.
+    let Some(((name, first), mut rest)) = object.as_slice().split_first() else {
+        out.extend_from_slice(b"{}");
+        return;
+    };
+    out.push(b'{');
+    write_name(name, out);
+    let container = match first {
+        Value::Array(_) | Value::Object(_) => Some(first),
+        scalar => {
+            write_scalar(scalar, out);
+            write_scalars_until_container(&mut rest, member_parts, out)
+        }
+    };
+    match container {
+        Some(container) => {
+            let mut open = Open::new();
+            open.push(Rest::Members(rest));
+            write_items(container, open, out);
+        }
+        None => out.push(b'}'),
     }
 }
 
@@ -155,11 +177,6 @@ fn write_items<'a>(mut next: &'a Value, mut open: Open<'a>, out: &mut Vec<u8>) {
     loop {
         // Write `next`; a container is opened and its first item written next.
         match next {
-            Value::Null => out.extend_from_slice(b"null"),
-            Value::Bool(true) => out.extend_from_slice(b"true"),
-            Value::Bool(false) => out.extend_from_slice(b"false"),
-            Value::Number(n) => out.extend_from_slice(n.text_bytes()),
-            Value::String(s) => write_escaped(s.as_bytes(), out),
             Value::Array(items) => match items.split_first() {
                 Some((first, rest)) => {
                     out.push(b'[');
@@ -175,38 +192,79 @@ fn write_items<'a>(mut next: &'a Value, mut open: Open<'a>, out: &mut Vec<u8>) {
                     continue;
                 }
             }
+            scalar => write_scalar(scalar, out),
         }
-        // Find the next item, closing the containers that are done.
+        // Find the next container to open, writing the scalars before it and
+        // closing the containers that are done.
         loop {
             let Some(rest) = open.last_mut() else { return };
-            match rest {
-                Rest::Elements(items) => match items.split_first() {
-                    Some((item, others)) => {
-                        *items = others;
-                        out.push(b',');
-                        next = item;
-                        break;
-                    }
-                    None => {
+            let container = match rest {
+                Rest::Elements(items) => {
+                    let container = write_scalars_until_container(items, |item| (None, item), out);
+                    if container.is_none() {
                         out.push(b']');
-                        open.pop();
                     }
-                },
-                Rest::Members(members) => match members.split_first() {
-                    Some(((name, value), others)) => {
-                        *members = others;
-                        out.push(b',');
-                        write_name(name, out);
-                        next = value;
-                        break;
-                    }
-                    None => {
+                    container
+                }
+                Rest::Members(members) => {
+                    let container = write_scalars_until_container(members, member_parts, out);
+                    if container.is_none() {
                         out.push(b'}');
-                        open.pop();
                     }
-                },
+                    container
+                }
+            };
+            match container {
+                Some(container) => {
+                    next = container;
+                    break;
+                }
+                None => open.pop(),
             }
         }
+    }
+}
+
+/// Writes the items of `rest` (each `,` then, for a member, its name) up to the
+/// first that is an array or an object, which is returned with `rest` moved past
+/// it, its `,` and name written. `None` once all are written.
+#[inline(always)]
+fn write_scalars_until_container<'a, T>(
+    rest: &mut &'a [T],
+    parts: impl Fn(&'a T) -> (Option<&'a Str>, &'a Value),
+    out: &mut Vec<u8>,
+) -> Option<&'a Value> {
+    while let Some((item, others)) = rest.split_first() {
+        *rest = others;
+        out.push(b',');
+        let (name, value) = parts(item);
+        if let Some(name) = name {
+            write_name(name, out);
+        }
+        if let Value::Array(_) | Value::Object(_) = value {
+            return Some(value);
+        }
+        write_scalar(value, out);
+    }
+    None
+}
+
+/// A member's name and value, for [`write_scalars_until_container`].
+#[inline(always)]
+fn member_parts((name, value): &(Str, Value)) -> (Option<&Str>, &Value) {
+    (Some(name), value)
+}
+
+/// Writes a value that is not an array or an object (nothing for those).
+#[inline(always)]
+fn write_scalar(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => out.extend_from_slice(n.text_bytes()),
+        Value::String(s) => write_escaped(s.as_bytes(), out),
+        Value::Array(_) | Value::Object(_) => {}
     }
 }
 
@@ -373,5 +431,105 @@ impl fmt::Display for Value {
         let mut out = Vec::new();
         write_value(self, &mut out);
         f.write_str(core::str::from_utf8(&out).map_err(|_| fmt::Error)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::Number;
+    use alloc::string::String;
+    use alloc::vec;
+    use proptest::prelude::*;
+
+    /// The obvious recursive writer: what the writer's loop must write.
+    fn reference(v: &Value, out: &mut Vec<u8>) {
+        match v {
+            Value::Array(items) => {
+                out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    reference(item, out);
+                }
+                out.push(b']');
+            }
+            Value::Object(object) => {
+                out.push(b'{');
+                for (i, (name, value)) in object.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write_name(name, out);
+                    reference(value, out);
+                }
+                out.push(b'}');
+            }
+            scalar => write_scalar(scalar, out),
+        }
+    }
+
+    /// Values with runs of scalars before, between and after containers, nested
+    /// deeper than the writer keeps in place.
+    fn any_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| Value::Number(Number::from(n))),
+            "[a-z\"\\\\\n]{0,20}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(24, 96, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec(("[a-c]{1,2}", inner), 0..5)
+                    .prop_map(|members| Value::Object(Object::from_iter(members))),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn values_and_objects_are_written_as_the_recursive_writer_writes_them(
+            v in any_value(),
+        ) {
+            let mut expected = Vec::new();
+            reference(&v, &mut expected);
+            let mut written = Vec::new();
+            write_value(&v, &mut written);
+            prop_assert_eq!(&written, &expected);
+            if let Value::Object(object) = &v {
+                let mut written = Vec::new();
+                write_object(object, &mut written);
+                prop_assert_eq!(&written, &expected);
+            }
+        }
+    }
+
+    #[test]
+    fn objects_of_scalars_and_containers_in_every_place() {
+        let members = [
+            Value::from("s"),
+            Value::Object(Object::new()),
+            Value::Array(vec![
+                Value::Null,
+                Value::Object(Object::new()),
+                Value::from(1),
+            ]),
+        ];
+        for len in 0..4usize {
+            for pick in 0..3usize.pow(len as u32) {
+                let object = Object::from_iter((0..len).map(|i| {
+                    let choice = pick / 3usize.pow(i as u32) % 3;
+                    (String::from("k"), members[choice].clone())
+                }));
+                let v = Value::Object(object);
+                let mut expected = Vec::new();
+                reference(&v, &mut expected);
+                assert_eq!(crate::json::to_vec(&v), expected);
+            }
+        }
     }
 }

@@ -213,10 +213,31 @@ impl<'a, T> MessageRead<'a, T> {
         if reader.peek() != Some(b'{') {
             return None;
         }
-        let mut form = Reading { read, methods };
+        let mut form = Reading {
+            read,
+            methods,
+            payload: None,
+        };
         let entry = read_entry(&mut form, &mut reader).ok()?.ok()?;
         reader.finish().ok()?;
-        entry.ok().flatten()
+        let message = entry.ok().flatten()?;
+        // A valid message with its payload read: the one the reader read.
+        let payload = form.payload?;
+        Some(match message {
+            MessageRead::Request { id, method, .. } => MessageRead::Request {
+                id,
+                method,
+                params: payload,
+            },
+            MessageRead::Notification { method, .. } => MessageRead::Notification {
+                method,
+                params: payload,
+            },
+            MessageRead::Response { id, .. } => MessageRead::Response {
+                id,
+                result: payload,
+            },
+        })
     }
 }
 
@@ -271,6 +292,7 @@ trait Line<'a>: Form<'a, Declined = Infallible> {
 }
 
 /// Owned messages: payloads built as [`Value`]s.
+#[derive(Clone)]
 struct Owned;
 
 impl<'a> Line<'a> for Owned {
@@ -328,6 +350,7 @@ impl<'a> Form<'a> for Owned {
 
 /// Borrowed messages: payloads left as [`RawValue`]s, and the methods the
 /// receiver expects.
+#[derive(Clone)]
 struct Borrowed {
     methods: &'static [&'static str],
 }
@@ -392,20 +415,29 @@ impl<'a> Form<'a> for Borrowed {
 }
 
 /// Payloads read by the caller's reader, as [`decode_reading`] does it.
-struct Reading<R> {
+///
+/// What the reader makes of a payload is kept here, not in the envelope, which
+/// only notes that it was read (`()`): the envelope and the messages it makes stay
+/// small, and move cheaply, whatever the reader makes. A valid message has one
+/// payload the reader read: a second one (a request's params and a result, say)
+/// makes the message invalid, and so is never handed out.
+#[derive(Clone)]
+struct Reading<R, T> {
     read: R,
     methods: &'static [&'static str],
+    payload: Option<T>,
 }
 
-impl<'a, T, R> Form<'a> for Reading<R>
+impl<'a, T, R> Form<'a> for Reading<R, T>
 where
     R: FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
 {
-    type Payload = T;
+    /// The payload was read into [`Reading::payload`].
+    type Payload = ();
     /// Never made: the reader is given no error's data, so the pass ends there.
     type ErrorData = Infallible;
     /// `None` for a message without a payload the reader read.
-    type Message = Option<MessageRead<'a, T>>;
+    type Message = Option<MessageRead<'a, ()>>;
     type Declined = ();
 
     fn methods(&self) -> &'static [&'static str] {
@@ -417,23 +449,29 @@ where
         &mut self,
         of: Option<PayloadOf<'_>>,
         reader: &mut Reader<'a>,
-    ) -> Result<Result<T, ()>, json::Error> {
-        Ok(of.and_then(|of| (self.read)(of, reader)).ok_or(()))
+    ) -> Result<Result<(), ()>, json::Error> {
+        match of.and_then(|of| (self.read)(of, reader)) {
+            Some(payload) => {
+                self.payload = Some(payload);
+                Ok(Ok(()))
+            }
+            None => Ok(Err(())),
+        }
     }
 
     fn error_data(&mut self, _: &mut Reader<'a>) -> Result<Result<Infallible, ()>, json::Error> {
         Ok(Err(()))
     }
 
-    fn request(id: Id, method: Cow<'a, str>, params: Option<T>) -> Self::Message {
+    fn request(id: Id, method: Cow<'a, str>, params: Option<()>) -> Self::Message {
         params.map(|params| MessageRead::Request { id, method, params })
     }
 
-    fn notification(method: Cow<'a, str>, params: Option<T>) -> Self::Message {
+    fn notification(method: Cow<'a, str>, params: Option<()>) -> Self::Message {
         params.map(|params| MessageRead::Notification { method, params })
     }
 
-    fn response(id: Id, outcome: Result<T, ErrorParts<'a, Infallible>>) -> Self::Message {
+    fn response(id: Id, outcome: Result<(), ErrorParts<'a, Infallible>>) -> Self::Message {
         outcome
             .ok()
             .map(|result| MessageRead::Response { id, result })
@@ -1086,18 +1124,24 @@ mod tests {
     /// Reads `line`'s first entry with `form` both ways, the usual start read
     /// straight and every member read by the general loop: the same entry, the
     /// reader at the same place.
-    fn started_alike<'a, F: Form<'a>>(mut form: F, line: &'a [u8], options: &ParseOptions)
+    fn started_alike<'a, F: Form<'a> + Clone>(
+        form: &mut F,
+        line: &'a [u8],
+        options: &ParseOptions,
+    ) -> F
     where
         F::Message: PartialEq + core::fmt::Debug,
         F::Declined: PartialEq + core::fmt::Debug,
     {
+        let mut general_form = form.clone();
         let (mut usual, mut general) = (Reader::new(line, options), Reader::new(line, options));
-        let read = read_entry_starting(&mut form, &mut usual, Start::Usual);
-        let expected = read_entry_starting(&mut form, &mut general, Start::General);
+        let read = read_entry_starting(form, &mut usual, Start::Usual);
+        let expected = read_entry_starting(&mut general_form, &mut general, Start::General);
         let shown = String::from_utf8_lossy(line);
         assert_eq!(read, expected, "{shown}");
         assert_eq!(usual.offset(), general.offset(), "{shown}");
         assert_eq!(usual.finish(), general.finish(), "{shown}");
+        general_form
     }
 
     /// A line as the protocol's writers write it, or near it: each part picked
@@ -1198,8 +1242,8 @@ mod tests {
             depth in proptest::prop_oneof![3 => proptest::strategy::Just(128usize), 1 => 0..5usize],
         ) {
             let options = ParseOptions { max_depth: depth, strict_surrogates: false };
-            started_alike(Owned, &line, &options);
-            started_alike(Borrowed { methods: crate::message::method::ALL }, &line, &options);
+            started_alike(&mut Owned, &line, &options);
+            started_alike(&mut Borrowed { methods: crate::message::method::ALL }, &line, &options);
             let read = |of: PayloadOf<'_>, reader: &mut Reader<'_>| match of {
                 PayloadOf::Params { method: "tools/execute", id } => {
                     Some((id.cloned(), reader.read_value().ok()))
@@ -1207,7 +1251,10 @@ mod tests {
                 PayloadOf::Result { id } => Some((Some(id.clone()), reader.read_value().ok())),
                 _ => None,
             };
-            started_alike(Reading { read, methods: crate::message::method::ALL }, &line, &options);
+            let mut reading = Reading { read, methods: crate::message::method::ALL, payload: None };
+            let general = started_alike(&mut reading, &line, &options);
+            // And the same payload read.
+            proptest::prop_assert_eq!(reading.payload, general.payload);
         }
     }
 
