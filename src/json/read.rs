@@ -12,7 +12,7 @@
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::ops::Range;
+use core::ops::{ControlFlow, Range};
 
 use super::error::{Error, ErrorKind};
 use super::raw::RawValue;
@@ -1205,23 +1205,28 @@ fn find_run_end<const ASCII: bool, const WITHIN: usize>(input: &[u8], from: usiz
     }
 }
 
-/// [`find_run_end`] past its first word, at most `WITHIN` bytes: three more words, then 64-byte blocks,
-/// written so the compiler checks each block with vector compares; the block
-/// holding the byte that ends the run is then searched a word at a time.
+/// [`find_run_end`] past its first word, at most `WITHIN` bytes: three more words,
+/// then words up to a 64-byte boundary of memory, then 64-byte blocks, written so
+/// the compiler checks each block with vector compares; the block holding the
+/// byte that ends the run is then searched a word at a time.
 #[inline(never)]
 fn find_run_end_after<const ASCII: bool, const WITHIN: usize>(input: &[u8], from: usize) -> usize {
     const BLOCK: usize = 64;
     let rest = input.get(from..).unwrap_or_default();
     let rest = rest.get(..WITHIN).unwrap_or(rest);
-    let mut i = 0;
-    while i < 24 {
-        let Some(word) = word_at(rest, i) else { break };
-        let found = run_enders::<ASCII>(word);
-        if found != 0 {
-            return from + i + (found.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
+    // Three words; then as many as it takes for the blocks to start on a 64-byte
+    // boundary of memory, so that no vector load straddles two cache lines (the
+    // last word may reach past that boundary: the block after it checks those
+    // bytes again).
+    let i = match words_run_end::<ASCII>(rest, 0, 24) {
+        ControlFlow::Break(end) => return from + end,
+        ControlFlow::Continue(i) => i,
+    };
+    let aligned = i + rest.as_ptr().wrapping_add(i).align_offset(BLOCK) % BLOCK;
+    let mut i = match words_run_end::<ASCII>(rest, i, aligned) {
+        ControlFlow::Break(end) => return from + end,
+        ControlFlow::Continue(i) => i.min(aligned),
+    };
     while let Some(block) = rest.get(i..i + BLOCK) {
         let Ok(block) = <&[u8; BLOCK]>::try_from(block) else {
             break;
@@ -1248,6 +1253,27 @@ fn find_run_end_after<const ASCII: bool, const WITHIN: usize>(input: &[u8], from
             .iter()
             .position(|&b| ends_run::<ASCII>(b))
             .unwrap_or(tail.len())
+}
+
+/// The first byte ending a run in `rest[i..]`, searched a word at a time from `i`
+/// for as long as a word starts before `end`: `Break` with where it is, or
+/// `Continue` with where the search stopped (at or past `end`, or where less
+/// than a word is left).
+#[inline(always)]
+fn words_run_end<const ASCII: bool>(
+    rest: &[u8],
+    mut i: usize,
+    end: usize,
+) -> ControlFlow<usize, usize> {
+    while i < end {
+        let Some(word) = word_at(rest, i) else { break };
+        let found = run_enders::<ASCII>(word);
+        if found != 0 {
+            return ControlFlow::Break(i + (found.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    ControlFlow::Continue(i)
 }
 
 /// Where the string whose text goes on at `input[from]` ends: the first `"` at or
@@ -1965,6 +1991,39 @@ mod tests {
                     Ok(Value::Object(expected)),
                     "{input:?}"
                 );
+            }
+        }
+    }
+
+    /// The searches for the end of a run find the first byte that ends it, or the
+    /// end of the input: wherever they start, however the text lies in memory
+    /// against the 64-byte blocks they check, and at whatever distance the byte
+    /// stands (in the first words, the words up to a block, the blocks, or the
+    /// word-by-word tail).
+    #[test]
+    fn a_run_ends_at_its_first_ending_byte_wherever_it_lies_in_memory() {
+        let enders: [u8; 6] = [b'"', b'\\', 0x01, 0x1F, 0xC3, 0xFF];
+        let buffer = alloc::vec![b'='; 512];
+        for shift in 0..64 {
+            for len in (0..160).chain([200, 300, 400, 511 - shift]) {
+                for ender in enders.iter().copied().map(Some).chain([None]) {
+                    let mut bytes = buffer.clone();
+                    let text = &mut bytes[shift..];
+                    if let (Some(b), Some(slot)) = (ender, text.get_mut(len)) {
+                        *slot = b;
+                    }
+                    let text = &bytes[shift..];
+                    for from in [0, 1, 5, 8, 13].into_iter().filter(|&f| f <= len) {
+                        let first = |special: fn(u8) -> bool| {
+                            let rest = &text[from..];
+                            from + rest.iter().position(|&b| special(b)).unwrap_or(rest.len())
+                        };
+                        let what = alloc::format!("shift {shift}, {len}, {ender:?}, from {from}");
+                        let high = |b: u8| is_special(b) || b >= 0x80;
+                        assert_eq!(find_ascii_run_end(text, from), first(high), "{what}");
+                        assert_eq!(find_special(text, from), first(is_special), "{what}");
+                    }
+                }
             }
         }
     }
