@@ -851,7 +851,7 @@ impl<'a> Reader<'a> {
     /// Decodes `\uXXXX` at `input[at]`, joining a surrogate pair written as two
     /// escapes. An ASCII character (a control character, most often) goes out as a
     /// byte.
-    #[inline(never)]
+    #[inline(always)]
     fn unicode_escape<T: Text>(
         &self,
         at: usize,
