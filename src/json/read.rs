@@ -129,6 +129,18 @@ enum LoneSurrogate {
     Reject,
 }
 
+impl Reader<'_> {
+    /// Whether `a` and `b` are the same bytes, compared as [`read_str_among`]
+    /// compares a text with the names it knows: most names without a call. For the
+    /// layers above, which look names up.
+    ///
+    /// [`read_str_among`]: Reader::read_str_among
+    #[inline]
+    pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+        same_bytes(a, b)
+    }
+}
+
 impl<'a> Reader<'a> {
     /// A reader at the start of `input`.
     pub fn new(input: &'a [u8], options: &ParseOptions) -> Reader<'a> {
@@ -1852,6 +1864,30 @@ impl Nesting {
 
 #[cfg(test)]
 mod tests {
+
+    /// [`same_bytes`] is `==`: texts of every length up to 40, the same or one
+    /// byte changed anywhere, or one byte shorter.
+    #[test]
+    fn same_bytes_is_equality() {
+        let mut compared = 0;
+        for len in 0..=40usize {
+            let a: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(same_bytes(&a, &a.clone()), "{len}");
+            for at in 0..len {
+                for flip in [1u8, 0x80, 0x20] {
+                    let mut b = a.clone();
+                    if let Some(byte) = b.get_mut(at) {
+                        *byte ^= flip;
+                    }
+                    assert_eq!(same_bytes(&a, &b), a == b, "{len} at {at}");
+                    compared += 1;
+                }
+            }
+            let shorter = a.get(..len.saturating_sub(1)).unwrap_or_default();
+            assert_eq!(same_bytes(&a, shorter), len == 0, "{len}");
+        }
+        assert_eq!(compared, 3 * (0..=40).sum::<usize>());
+    }
     use super::*;
 
     /// Strings whose first run of ASCII is longer than a piece are copied as they
