@@ -364,7 +364,12 @@ impl Core {
         self.observe(now);
         let deadline = self.deadline(&CallOptions::default());
         let call = self.start_call(CallKind::Initialize, deadline, |id, out| {
-            rpc::write_request_with(id, method::INITIALIZE, |out| params.write_json(out), out)
+            rpc::write_request_with_u64(
+                id.get(),
+                method::INITIALIZE,
+                |out| params.write_json(out),
+                out,
+            )
         });
         self.handshake = State::Initializing;
         Ok(call)
@@ -429,8 +434,8 @@ impl Core {
         self.observe(now);
         let deadline = self.deadline(&options);
         Ok(self.start_call(CallKind::Execute, deadline, |id, out| {
-            rpc::write_request_with(
-                id,
+            rpc::write_request_with_u64(
+                id.get(),
                 method::TOOLS_EXECUTE,
                 |out| ExecuteParams::write_parts(tool_name, input, out),
                 out,
@@ -446,7 +451,7 @@ impl Core {
         self.observe(now);
         let deadline = self.deadline(&CallOptions::default());
         Ok(self.start_call(CallKind::ListTools, deadline, |id, out| {
-            rpc::write_request(id, method::TOOLS_LIST, None, out)
+            rpc::write_request(&Id::from(id), method::TOOLS_LIST, None, out)
         }))
     }
 
@@ -686,11 +691,10 @@ impl Core {
         &mut self,
         kind: CallKind,
         deadline: Deadline,
-        write_request: impl FnOnce(&Id, &mut Vec<u8>),
+        write_request: impl FnOnce(CallId, &mut Vec<u8>),
     ) -> CallId {
         let call = self.calls.insert(Call { kind, deadline });
-        let id = Id::from(call);
-        self.send(|out| write_request(&id, out));
+        self.send(|out| write_request(call, out));
         call
     }
 

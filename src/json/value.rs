@@ -59,6 +59,17 @@ impl Number {
         &mut self.text
     }
 
+    /// Appends the text `Number::from(n)` holds to `out`, each digit written where it
+    /// lands: no number is built, and nothing written in pieces is read back whole (a
+    /// writer that sends an integer it keeps as such, like a request id).
+    pub(crate) fn write_u64(n: u64, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.resize(start + itoa_buf::digit_count(n), b'0');
+        if let Some(slots) = out.get_mut(start..) {
+            itoa_buf::fill_digits(n, slots);
+        }
+    }
+
     /// Builds a number from its text, if the text is a JSON number
     /// (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).
     pub fn from_text(text: &str) -> Option<Number> {
@@ -206,20 +217,32 @@ mod itoa_buf {
     /// an inline string's bytes, and their length (at most 21: `u64::MAX` has 20
     /// digits).
     #[inline]
-    pub(super) fn format(negative: bool, mut n: u64) -> ([u8; Str::INLINE_CAPACITY], usize) {
+    pub(super) fn format(negative: bool, n: u64) -> ([u8; Str::INLINE_CAPACITY], usize) {
         let mut bytes = [0; Str::INLINE_CAPACITY];
-        let digits = n.checked_ilog10().unwrap_or(0) as usize + 1;
+        let digits = digit_count(n);
         let len = digits + usize::from(negative);
         let (sign, digit_slots) = bytes.split_at_mut(usize::from(negative));
         if let Some(minus) = sign.first_mut() {
             *minus = b'-';
         }
-        // Written from the last digit back to the first.
-        for slot in digit_slots.iter_mut().take(digits).rev() {
+        fill_digits(n, digit_slots.get_mut(..digits).unwrap_or_default());
+        (bytes, len)
+    }
+
+    /// How many decimal digits `n` has.
+    #[inline]
+    pub(super) fn digit_count(n: u64) -> usize {
+        n.checked_ilog10().unwrap_or(0) as usize + 1
+    }
+
+    /// Writes the last `slots.len()` decimal digits of `n` into `slots`, from the
+    /// last digit back to the first.
+    #[inline]
+    pub(super) fn fill_digits(mut n: u64, slots: &mut [u8]) {
+        for slot in slots.iter_mut().rev() {
             *slot = b'0' + (n % 10) as u8;
             n /= 10;
         }
-        (bytes, len)
     }
 }
 

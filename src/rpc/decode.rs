@@ -209,36 +209,55 @@ impl<'a, T> MessageRead<'a, T> {
         methods: &'static [&'static str],
         read: impl FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
     ) -> Option<MessageRead<'a, T>> {
-        let mut reader = Reader::new(line, &ParseOptions::DEFAULT);
-        if reader.peek() != Some(b'{') {
-            return None;
-        }
-        let mut form = Reading {
-            read,
-            methods,
-            payload: None,
-        };
-        let entry = read_entry(&mut form, &mut reader).ok()?.ok()?;
-        reader.finish().ok()?;
-        let message = entry.ok().flatten()?;
-        // A valid message with its payload read: the one the reader read.
-        let payload = form.payload?;
-        Some(match message {
-            MessageRead::Request { id, method, .. } => MessageRead::Request {
-                id,
-                method,
-                params: payload,
-            },
-            MessageRead::Notification { method, .. } => MessageRead::Notification {
-                method,
-                params: payload,
-            },
-            MessageRead::Response { id, .. } => MessageRead::Response {
-                id,
-                result: payload,
-            },
-        })
+        read_line_starting(line, methods, read, Start::Usual)
     }
+}
+
+/// [`MessageRead::decode_expecting`], the line read as `start` says: the same
+/// message either way.
+#[inline(always)]
+fn read_line_starting<'a, T>(
+    line: &'a [u8],
+    methods: &'static [&'static str],
+    read: impl FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
+    start: Start,
+) -> Option<MessageRead<'a, T>> {
+    let mut form = Reading {
+        read,
+        methods,
+        payload: None,
+    };
+    match read_usual_line(&mut form, line, start) {
+        Usual::Read(message) => return Some(message),
+        Usual::Declined => return None,
+        Usual::Other => {}
+    }
+    let mut reader = Reader::new(line, &ParseOptions::DEFAULT);
+    if reader.peek() != Some(b'{') {
+        return None;
+    }
+    let entry = read_entry_starting(&mut form, &mut reader, start)
+        .ok()?
+        .ok()?;
+    reader.finish().ok()?;
+    let message = entry.ok().flatten()?;
+    // A valid message with its payload read: the one the reader read.
+    let payload = form.payload?;
+    Some(match message {
+        MessageRead::Request { id, method, .. } => MessageRead::Request {
+            id,
+            method,
+            params: payload,
+        },
+        MessageRead::Notification { method, .. } => MessageRead::Notification {
+            method,
+            params: payload,
+        },
+        MessageRead::Response { id, .. } => MessageRead::Response {
+            id,
+            result: payload,
+        },
+    })
 }
 
 /// The `error` member's parts, with the data in the form being decoded.
@@ -450,6 +469,11 @@ where
         of: Option<PayloadOf<'_>>,
         reader: &mut Reader<'a>,
     ) -> Result<Result<(), ()>, json::Error> {
+        if self.payload.is_some() {
+            // Read already ([`read_usual_line`]), and not offered again.
+            reader.skip_value()?;
+            return Ok(Ok(()));
+        }
         match of.and_then(|of| (self.read)(of, reader)) {
             Some(payload) => {
                 self.payload = Some(payload);
@@ -476,6 +500,74 @@ where
             .ok()
             .map(|result| MessageRead::Response { id, result })
     }
+}
+
+/// What [`read_usual_line`] made of a line.
+enum Usual<'a, T> {
+    /// The whole line, spelled as usual, and its payload.
+    Read(MessageRead<'a, T>),
+    /// The reader declined the payload: no message is read from the line.
+    Declined,
+    /// The line is spelled otherwise, for the general reading (with the payload
+    /// already read into [`Reading::payload`] when only what follows it differs).
+    Other,
+}
+
+/// [`MessageRead::decode_expecting`] for a line spelled as every writer of the
+/// protocol's lines spells one: the usual start ([`Envelope::read_usual_start`]),
+/// the payload, and the line's end right after it. The message is put together
+/// straight from what was read, without the general reading's envelope; it is the
+/// same reading, for this one spelling, so the two agree wherever this one answers.
+///
+/// The payload is offered to the reader once: when something other than the end
+/// follows it, the reader's answer is kept in `form` for the general reading, which
+/// then passes over the payload instead of offering it again. `start` is
+/// [`Start::Usual`] but in the tests that compare the two readings.
+#[inline(always)]
+fn read_usual_line<'a, R, T>(form: &mut Reading<R, T>, line: &'a [u8], start: Start) -> Usual<'a, T>
+where
+    R: FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
+{
+    if start != Start::Usual {
+        return Usual::Other;
+    }
+    let mut reader = Reader::new(line, &ParseOptions::DEFAULT);
+    let mut envelope = Envelope::<Reading<R, T>>::default();
+    let member = envelope.read_usual_start(form, &mut reader);
+    let (id, method) = (envelope.id, envelope.method);
+    let payload = match (member, &id, &method) {
+        (Some(Member::Params), id, Some(method)) if matches!(reader.peek(), Some(b'[' | b'{')) => {
+            let id = id.as_ref();
+            (form.read)(PayloadOf::Params { id, method }, &mut reader)
+        }
+        (Some(Member::Result), Some(id), None) => {
+            (form.read)(PayloadOf::Result { id }, &mut reader)
+        }
+        _ => return Usual::Other,
+    };
+    let Some(payload) = payload else {
+        return Usual::Declined;
+    };
+    if !matches!(reader.next_member_bytes(), Ok(None)) || reader.finish().is_err() {
+        form.payload = Some(payload);
+        return Usual::Other;
+    }
+    Usual::Read(match (id, method) {
+        (Some(id), Some(method)) => MessageRead::Request {
+            id,
+            method,
+            params: payload,
+        },
+        (None, Some(method)) => MessageRead::Notification {
+            method,
+            params: payload,
+        },
+        // A result is read only after an id.
+        (id, None) => MessageRead::Response {
+            id: id.unwrap_or(Id::Null),
+            result: payload,
+        },
+    })
 }
 
 /// Decodes a line in form `F`; any JSON error fails the whole line.
@@ -1255,6 +1347,31 @@ mod tests {
             let general = started_alike(&mut reading, &line, &options);
             // And the same payload read.
             proptest::prop_assert_eq!(reading.payload, general.payload);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+        /// A line read whole in the usual spelling gives what the general reading
+        /// gives, with the reader offered the same payloads: once each, for a
+        /// reader that takes some payloads and declines others.
+        #[test]
+        fn the_usual_line_reads_as_the_general_reading_reads(line in envelope_line()) {
+            let read_both_ways = |start| {
+                let mut offered = Vec::new();
+                let read = read_line_starting(&line, crate::message::method::ALL, |of, reader| {
+                    offered.push(format!("{of:?} at {}", reader.offset()));
+                    match of {
+                        PayloadOf::Params { method: "progress", .. } => None,
+                        PayloadOf::Params { .. } => reader.read_value().ok(),
+                        PayloadOf::Result { .. } => reader.read_value().ok(),
+                    }
+                }, start);
+                (read, offered)
+            };
+            let (usual, general) = (read_both_ways(Start::Usual), read_both_ways(Start::General));
+            proptest::prop_assert_eq!(usual, general, "{}", String::from_utf8_lossy(&line));
         }
     }
 

@@ -44,6 +44,19 @@ pub fn write_request_with(
     write_call_with(method, write_params, out);
 }
 
+/// [`write_request_with`] for an integer id, written straight from `id` as the text
+/// `Id::from(id)` holds, without building that [`Id`].
+pub(crate) fn write_request_with_u64(
+    id: u64,
+    method: &str,
+    write_params: impl FnOnce(&mut Vec<u8>),
+    out: &mut Vec<u8>,
+) {
+    out.extend_from_slice(ENVELOPE_START_WITH_ID);
+    Number::write_u64(id, out);
+    write_call_with(method, write_params, out);
+}
+
 /// Writes a notification. `params`, when given, should be an array or an object.
 pub fn write_notification(method: &str, params: Option<&Value>, out: &mut Vec<u8>) {
     write_envelope_start(None, out);
@@ -126,11 +139,14 @@ pub fn write_error_object(error: &ErrorObject, out: &mut Vec<u8>) {
     out.push(b'}');
 }
 
+/// What an envelope with an id starts with, up to the id.
+const ENVELOPE_START_WITH_ID: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
+
 /// `{"jsonrpc":"2.0"` and, when given, `,"id":…`; the caller closes the object.
 fn write_envelope_start(id: Option<&Id>, out: &mut Vec<u8>) {
     match id {
         Some(id) => {
-            out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+            out.extend_from_slice(ENVELOPE_START_WITH_ID);
             write_id(id, out);
         }
         None => out.extend_from_slice(b"{\"jsonrpc\":\"2.0\""),
@@ -160,4 +176,34 @@ fn write_call_with(method: &str, write_params: impl FnOnce(&mut Vec<u8>), out: &
 fn write_method(method: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(b",\"method\":");
     json::write_string(method, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every power of ten, one either side of it, the ends of the range, and a spread
+    /// of others.
+    fn integers() -> impl Iterator<Item = u64> {
+        let around_powers = (0..20).flat_map(|e| {
+            let p = 10u64.pow(e);
+            [p - 1, p, p + 1]
+        });
+        let spread = (0..2000u64).map(|k| k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (k % 64));
+        around_powers
+            .chain(spread)
+            .chain([0, u64::MAX - 1, u64::MAX])
+    }
+
+    #[test]
+    fn a_request_with_an_integer_id_is_written_as_with_the_id_built() {
+        let params = |out: &mut Vec<u8>| out.extend_from_slice(b"{\"a\":[1]}");
+        for n in integers() {
+            let mut general = Vec::new();
+            write_request_with(&Id::from(n), "tools/execute", params, &mut general);
+            let mut direct = Vec::new();
+            write_request_with_u64(n, "tools/execute", params, &mut direct);
+            assert_eq!(direct, general, "id {n}");
+        }
+    }
 }
