@@ -82,7 +82,7 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 use core::fmt::{self, Write};
 
-use crate::json::{Number, Object, Str, Value};
+use crate::json::{Number, Object, Reader, Str, Value};
 
 /// The deepest level of nesting the validator descends to; an input that the schema
 /// makes it descend further is rejected with an error at that level.
@@ -796,7 +796,7 @@ impl Rules {
     fn property_index(&self, name: &[u8]) -> Option<usize> {
         self.properties
             .iter()
-            .rposition(|(property, _)| property.as_bytes() == name)
+            .rposition(|(property, _)| Reader::same_bytes(property.as_bytes(), name))
     }
 }
 

@@ -500,7 +500,11 @@ impl<'a> Reader<'a> {
     pub(crate) fn skip_exact(&mut self, text: &[u8]) -> bool {
         self.peek();
         let end = self.pos + text.len();
-        if self.input.get(self.pos..end) == Some(text) {
+        if self
+            .input
+            .get(self.pos..end)
+            .is_some_and(|next| same_bytes(next, text))
+        {
             self.after_open = false;
             self.pos = end;
             return true;
