@@ -693,9 +693,8 @@ impl<'a> Reader<'a> {
     /// [`Str::PIECE_BYTES`] (a base64 image, say), for a sink that copies its strings:
     /// scanned a piece at a time, each piece checked and copied while the scan has
     /// just brought it into the cache, so the text is read from memory once rather
-    /// than once to find its end and again to copy it. Pieces are small (a few KiB),
-    /// so that checking and copying one overlaps with the memory fetching the next.
-    /// The copy is sized for the rest of the input (the string can be no longer)
+    /// than once to find its end and again to copy it. Pieces ([`LONG_PIECE`]) fit
+    /// the first-level cache with room to spare. The copy is sized for the rest of the input (the string can be no longer)
     /// and cut back when the sink boxes it. At an escape, or whatever ends the
     /// string in error, the string is read again from its start on the general
     /// path.
@@ -1343,10 +1342,11 @@ pub(super) const WINDOW: usize = 32;
 const LONG_RUN: usize = Str::PIECE_BYTES - 8;
 
 /// How far past its first word each piece of a long string is searched
-/// ([`Reader::long_string`]): 4 KiB pieces in all. (Parsing base64 images, 4 and
-/// 8 KiB pieces ran at 0.80x the same-run floor, 2 KiB at 0.72x, 16 KiB at 0.65x,
-/// 64 KiB at 0.68x.)
-const LONG_PIECE: usize = 4 * 1024 - 8;
+/// ([`Reader::long_string`]): 16 KiB pieces in all. (Parsing base64 images on an
+/// otherwise idle machine, 16 KiB pieces ran at 0.78x the same-run floor and 4 KiB
+/// at 0.69x, alternating runs; with other processes busy on the same cores, 4 and
+/// 8 KiB did better, 0.80x, than 2 KiB, 0.72x, 64 KiB, 0.68x, and 16 KiB, 0.65x.)
+const LONG_PIECE: usize = 16 * 1024 - 8;
 
 /// The `"`, `\\` and control bytes of a text, found 64 bytes at a time: each block
 /// becomes a bit mask of them (bit `k` for `bytes[base + k]`), and the next one is
