@@ -308,6 +308,22 @@ const AN_ID: &str = "a string, an integer or null";
 /// What reading one value gives.
 type Read<T> = Result<Result<T, FieldError>, json::Error>;
 
+/// Reads a value spelled as the protocol's writers spell it with `usual`, which
+/// compares the fixed text in place and leaves the reader as it was (`None`) at any
+/// other spelling; `any` then reads it the general way. The two are the same reading
+/// for that one spelling, so they agree wherever `usual` answers.
+#[inline(always)]
+fn read_usual_or_any<T>(
+    r: &mut Reader<'_>,
+    usual: fn(&mut Reader<'_>) -> Option<T>,
+    any: fn(&mut Reader<'_>) -> Read<T>,
+) -> Read<T> {
+    match usual(r) {
+        Some(value) => Ok(Ok(value)),
+        None => any(r),
+    }
+}
+
 /// The JSON type of the value at the reader, as [`Value::type_name`] names it.
 fn type_at(r: &mut Reader<'_>) -> &'static str {
     match r.peek() {
@@ -846,17 +862,13 @@ impl ExecuteParams {
     }
 
     fn read(r: &mut Reader<'_>) -> Read<ExecuteParams> {
-        match ExecuteParams::read_usual(r) {
-            Some(params) => Ok(Ok(params)),
-            None => ExecuteParams::read_any(r),
-        }
+        read_usual_or_any(r, ExecuteParams::read_usual, ExecuteParams::read_any)
     }
 
     /// The params as the protocol's writers write them (`{"toolName":...,"input":...}`,
     /// those two members in that order, no whitespace between a name and its value),
-    /// read by comparing the names in place. `None`, with the reader left as it was,
-    /// for any other text, which [`read_any`](Self::read_any) reads: this is the same
-    /// reading, for the one spelling, so the two agree wherever this one answers.
+    /// read by comparing the names in place; `None` for any other text
+    /// ([`read_usual_or_any`]).
     #[inline]
     fn read_usual(r: &mut Reader<'_>) -> Option<ExecuteParams> {
         let mut usual = r.clone();
@@ -945,18 +957,13 @@ impl ToolResult {
     }
 
     fn read(r: &mut Reader<'_>) -> Read<ToolResult> {
-        match ToolResult::read_usual(r) {
-            Some(result) => Ok(Ok(result)),
-            None => ToolResult::read_any(r),
-        }
+        read_usual_or_any(r, ToolResult::read_usual, ToolResult::read_any)
     }
 
     /// The result as the protocol's writers write the usual one
     /// (`{"content":[{"type":"text","text":...}],"isError":false}` or `true`, without
-    /// whitespace), read by comparing all but the text in place. `None`, with the
-    /// reader left as it was, for any other text, which
-    /// [`read_any`](Self::read_any) reads: this is the same reading, for the one
-    /// spelling, so the two agree wherever this one answers.
+    /// whitespace), read by comparing all but the text in place; `None` for any other
+    /// text ([`read_usual_or_any`]).
     #[inline]
     fn read_usual(r: &mut Reader<'_>) -> Option<ToolResult> {
         let mut usual = r.clone();
@@ -1310,17 +1317,13 @@ impl Progress {
     }
 
     fn read(r: &mut Reader<'_>) -> Read<Progress> {
-        match Progress::read_usual(r) {
-            Some(progress) => Ok(Ok(progress)),
-            None => Progress::read_any(r),
-        }
+        read_usual_or_any(r, Progress::read_usual, Progress::read_any)
     }
 
     /// The params as the protocol's writers write them (`{"message":...}`, then
     /// `,"id":...` or not, no whitespace between a name and its value), read by
-    /// comparing the names in place. `None`, with the reader left as it was, for any
-    /// other text, which [`read_any`](Self::read_any) reads: this is the same
-    /// reading, for the one spelling, so the two agree wherever this one answers.
+    /// comparing the names in place; `None` for any other text
+    /// ([`read_usual_or_any`]).
     #[inline]
     fn read_usual(r: &mut Reader<'_>) -> Option<Progress> {
         let mut usual = r.clone();
