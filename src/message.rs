@@ -755,6 +755,14 @@ impl Tool {
         }
     }
 
+    /// Whether the tool is named `name`: lengths compared first, a name of 8 to 16
+    /// bytes as two words, without a call ([`Reader::same_bytes`]). How both
+    /// endpoints find a tool by name, in declaration order.
+    #[inline]
+    pub(crate) fn is_named(&self, name: &str) -> bool {
+        Reader::same_bytes(self.name.as_bytes(), name.as_bytes())
+    }
+
     /// Checks `input` against the tool's `inputSchema` with
     /// [`schema::validate`](crate::schema::validate); a tool without a schema accepts
     /// any input.

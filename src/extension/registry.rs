@@ -2,13 +2,11 @@
 
 use alloc::vec::Vec;
 
-use crate::json::Reader;
 use crate::message::Tool;
 use crate::schema::PreparedSchema;
 
 /// The declared tools, in the order the author gave them, found by name in that
-/// order: a name's length is compared first, and a name of the same length without
-/// a call ([`Reader::same_bytes`]).
+/// order ([`Tool::is_named`]).
 ///
 /// When two tools share a name, the first one is the one `tools/execute` runs (the
 /// Core sees both in the list; `dhara check` flags the duplicate).
@@ -35,8 +33,7 @@ impl Registry {
 
     /// The tool named `name`, with its prepared `inputSchema` if it has one.
     pub(crate) fn find(&self, name: &str) -> Option<(&Tool, Option<&PreparedSchema>)> {
-        let named = |tool: &Tool| Reader::same_bytes(tool.name.as_bytes(), name.as_bytes());
-        let index = self.tools.iter().position(named)?;
+        let index = self.tools.iter().position(|tool| tool.is_named(name))?;
         let tool = self.tools.get(index)?;
         Some((tool, self.input_schemas.get(index)?.as_ref()))
     }

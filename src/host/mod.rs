@@ -27,7 +27,7 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use crate::frame::{self, LineDecoder};
-use crate::json::{Reader, Value};
+use crate::json::Value;
 use crate::message::{ExecuteParams, InitializeParams, Tool, method};
 use crate::rpc::{self, Id, Response};
 use crate::schema::PreparedSchema;
@@ -410,8 +410,7 @@ impl Core {
     ) -> Result<CallId, UsageError> {
         self.check_ready()?;
         self.check_capacity()?;
-        let named = |t: &Tool| Reader::same_bytes(t.name.as_bytes(), tool_name.as_bytes());
-        let Some(index) = self.tools.iter().position(named) else {
+        let Some(index) = self.tools.iter().position(|t| t.is_named(tool_name)) else {
             return Err(UsageError::UnknownTool {
                 name: String::from(tool_name),
             });
