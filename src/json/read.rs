@@ -544,6 +544,31 @@ impl<'a> Reader<'a> {
         )))
     }
 
+    /// The number at the reader when it is a plain non-negative integer
+    /// (`0|[1-9][0-9]*`, with no fraction or exponent after it), as an id mostly is:
+    /// consumed and kept as its text. `None`, with nothing consumed but whitespace,
+    /// for any other value ([`read_number`](Reader::read_number) reads them).
+    #[inline]
+    pub(crate) fn read_integer(&mut self) -> Option<Number> {
+        let start = self.pos;
+        let input = self.input;
+        let mut end = start;
+        while input.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+        let plain = match input.get(start..end)? {
+            [] => false,
+            [b'0', _, ..] => false,
+            _ => !matches!(input.get(end), Some(b'.' | b'e' | b'E')),
+        };
+        if !plain {
+            return None;
+        }
+        self.after_open = false;
+        self.pos = end;
+        Some(Number::from_checked_text(checked_str(input, start, end)))
+    }
+
     /// Checks that only whitespace remains.
     pub fn finish(&mut self) -> Result<(), Error> {
         match self.peek() {
@@ -2179,6 +2204,40 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// An integer read the short way (`read_integer`) is what `read_number` reads,
+    /// ending at the same place; anything else is left to `read_number`.
+    #[test]
+    fn integers_read_the_short_way_are_what_the_number_reader_reads() {
+        let mut texts: Vec<String> = (0..2_000).map(|n| alloc::format!("{n}")).collect();
+        for text in [
+            "00", "01", "0.5", "1.5", "1e3", "1E3", "10e", "-1", "-0", "9", "",
+        ] {
+            texts.push(String::from(text));
+        }
+        texts.push(String::from("123456789012345678901234567890"));
+        let mut short = 0;
+        for text in &texts {
+            for after in ["", ",", "}", " ", ".5", "e1", "E1", "x", "0"] {
+                let input = alloc::format!(" {text}{after}");
+                let mut fast = Reader::new(input.as_bytes(), &ParseOptions::DEFAULT);
+                fast.peek();
+                let before = fast.pos;
+                let mut general = fast.clone();
+                match fast.read_integer() {
+                    Some(n) => {
+                        short += 1;
+                        let m = general.read_number();
+                        assert_eq!(m.as_ref(), Ok(&n), "{input:?}");
+                        assert!(n.is_integer(), "{input:?}");
+                        assert_eq!(fast.pos, general.pos, "{input:?}");
+                    }
+                    None => assert_eq!(fast.pos, before, "{input:?}"),
+                }
+            }
+        }
+        assert!(short > 10_000);
     }
 
     /// A short string with escapes is decoded into the tree a byte at a time
