@@ -350,8 +350,8 @@ fn mistyped<T>(r: &mut Reader<'_>, expected: &'static str) -> Read<T> {
 /// Reads a string as a [`Str`] (inline when short: a name, a short text).
 fn read_str(r: &mut Reader<'_>) -> Read<Str> {
     match r.peek() {
-        Some(b'"') => match r.plain_str() {
-            Some(ascii) => Ok(Ok(ascii_str(ascii))),
+        Some(b'"') => match r.plain_text() {
+            Some(text) => Ok(Ok(text)),
             None => Ok(Ok(Str::from(r.read_str()?.0))),
         },
         _ => mistyped(r, A_STRING),
@@ -895,8 +895,8 @@ impl ExecuteParams {
         if !usual.skip_exact(br#""toolName":"#) {
             return None;
         }
-        let tool_name = match usual.plain_str() {
-            Some(ascii) => ascii_str(ascii),
+        let tool_name = match usual.plain_text() {
+            Some(text) => text,
             None => Str::from(usual.read_str().ok()?.0),
         };
         if !usual.skip_exact_member_name(br#","input":"#) {
@@ -994,8 +994,8 @@ impl ToolResult {
         if !usual.skip_exact(br#""type":"text","text":"#) {
             return None;
         }
-        let text = match usual.plain_str() {
-            Some(ascii) => ascii_str(ascii),
+        let text = match usual.plain_text() {
+            Some(text) => text,
             None => Str::from(usual.read_str().ok()?.0),
         };
         if usual.next_member_bytes().ok()?.is_some() || usual.next_element().ok()? {
@@ -1244,11 +1244,6 @@ fn ascii_text(ascii: &[u8]) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(core::str::from_utf8(ascii).unwrap_or_default())
     }
-}
-
-/// [`ascii_text`] as a [`Str`]: a short one is copied inline, with nothing to check.
-fn ascii_str(ascii: &[u8]) -> Str {
-    Str::from_checked_bytes(ascii).unwrap_or_default()
 }
 
 /// The members of a content item that decide its variant (the last of each when

@@ -463,6 +463,15 @@ impl<'a> Reader<'a> {
         self.input.get(first..end)
     }
 
+    /// [`plain_str`](Reader::plain_str), the text kept as a [`Str`]: a short one
+    /// copied inline as a window of the input, with nothing to check.
+    #[inline(always)]
+    pub(crate) fn plain_text(&mut self) -> Option<Str> {
+        let ascii = self.plain_str()?;
+        let end = self.pos - 1;
+        Some(checked_str(self.input, end - ascii.len(), end))
+    }
+
     /// Checks one whole value without building it; returns its byte range in the input.
     pub fn skip_value(&mut self) -> Result<Range<usize>, Error> {
         self.peek();
