@@ -505,6 +505,7 @@ impl ShortScalar {
 /// dhara_protocol::json::write_string("tab\there \"quoted\" \u{1}", &mut out);
 /// assert_eq!(out, br#""tab\there \"quoted\" \u0001""#);
 /// ```
+#[inline]
 pub fn write_string(s: &str, out: &mut Vec<u8>) {
     write_escaped(s.as_bytes(), out);
 }
