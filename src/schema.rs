@@ -799,21 +799,24 @@ struct Node {
     /// The kinds of value that fit without a further look.
     settled: Kinds,
     /// The keywords that decide for the other values, by index in
-    /// [`PreparedSchema::rules`]; `None` when no other value fits.
-    rules: Option<usize>,
+    /// [`PreparedSchema::rules`]; none (an index past its end, [`Node::NO_RULES`])
+    /// when no other value fits.
+    rules: u32,
 }
 
 impl Node {
     /// `true`, `{}`, and every value that is neither an object nor `false`.
     const ANYTHING: Node = Node {
         settled: EVERY_KIND,
-        rules: None,
+        rules: Node::NO_RULES,
     };
     /// `false`.
     const NOTHING: Node = Node {
         settled: 0,
-        rules: None,
+        rules: Node::NO_RULES,
     };
+    /// The index of no rules: there are never this many.
+    const NO_RULES: u32 = u32::MAX;
 }
 
 /// What the keywords of one schema object ask, as [`Validator::visit`] applies them.
@@ -861,10 +864,11 @@ struct Property {
 impl Rules {
     /// The schema of the members named `name`.
     #[inline(always)]
-    fn property(&self, name: &[u8]) -> Option<&Property> {
+    fn property(&self, name: &Str) -> Option<&Property> {
         if self.name_lengths & length_bit(name.len()) == 0 {
             return None;
         }
+        let name = name.as_bytes();
         self.properties
             .iter()
             .find(|property| same_name(&property.name, name))
@@ -1044,7 +1048,9 @@ impl PreparedSchema {
         self.rules.push(rules);
         Some(Node {
             settled,
-            rules: Some(self.rules.len() - 1),
+            rules: u32::try_from(self.rules.len() - 1)
+                .ok()
+                .filter(|&at| at != Node::NO_RULES)?,
         })
     }
 
@@ -1052,15 +1058,17 @@ impl PreparedSchema {
     /// rules otherwise.
     #[inline(always)]
     fn fits(&self, node: Node, instance: &Value) -> bool {
-        node.settled & kind_of(instance) != 0
-            || node.rules.is_some_and(|at| self.fits_rules(at, instance))
+        // Anything (`additionalProperties` absent, for one) before the kind is known.
+        node.settled == EVERY_KIND
+            || node.settled & kind_of(instance) != 0
+            || self.fits_rules(node.rules, instance)
     }
 
     /// Whether `instance` fits the rules at `at`, as [`Validator::visit`] and the
     /// checks of its children decide. Recurses (through [`fits`](Self::fits)) once
     /// per schema level, at most [`PREPARED_DEPTH`].
-    fn fits_rules(&self, at: usize, instance: &Value) -> bool {
-        let Some(rules) = self.rules.get(at) else {
+    fn fits_rules(&self, at: u32, instance: &Value) -> bool {
+        let Some(rules) = self.rules.get(at as usize) else {
             return false;
         };
         let typed = rules.kinds & kind_of(instance) != 0
@@ -1097,7 +1105,7 @@ impl PreparedSchema {
                 // The properties the members found, as far as the required ones go.
                 let mut found = 0u64;
                 let members_fit = members.iter().all(|(name, value)| {
-                    let node = match rules.property(name.as_bytes()) {
+                    let node = match rules.property(name) {
                         Some(property) => {
                             found |= property.bit;
                             property.node
