@@ -1409,7 +1409,14 @@ mod tests {
             r#"{{"properties":{{"{long}":{{"type":"integer"}},"{long}m":{{"type":"string"}}}},"required":["{long}"],"additionalProperties":false}}"#
         );
         let long_input = alloc::format!(r#"{{"{long}":1e2,"{long}m":"x"}}"#);
-        let cases: [(&str, &str); 10] = [
+        // Members whose names have a property's length and other text.
+        let near_schema = alloc::format!(
+            r#"{{"properties":{{"abc":{{"type":"string"}},"pattern":{{"type":"string"}},"0123456789abcdef":{{"type":"string"}},"{long}":{{"type":"string"}}}},"additionalProperties":{{"type":"integer"}}}}"#
+        );
+        let near = &long[1..];
+        let near_input =
+            alloc::format!(r#"{{"axc":1,"patterm":2,"0123456789abcdeg":3,"{near}m":4,"abc":"x"}}"#);
+        let cases: [(&str, &str); 11] = [
             (
                 r#"{"properties":{"a":{"type":"string"},"b":{"type":"integer"},"abc":{"type":"boolean"},"axc":{"type":"null"},"past":{"type":"number"},"pattern":{"type":"array"},"directory":{"type":"object"},"0123456789abcdef0":{"enum":[1]}},"required":["a","axc","pattern"],"additionalProperties":false}"#,
                 r#"{"a":"x","b":-0,"abc":true,"axc":null,"past":2.5,"pattern":[],"directory":{},"0123456789abcdef0":1.0}"#,
@@ -1427,6 +1434,7 @@ mod tests {
                 r#"[{"p":[1,-1,0.0]},{"q":"x"},{}]"#,
             ),
             (&long_schema, &long_input),
+            (&near_schema, &near_input),
             (
                 r#"{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}"#,
                 r#"{"path":"src/lib.rs","limit":3,"recursive":true}"#,

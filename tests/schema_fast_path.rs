@@ -13,7 +13,7 @@ use proptest::strategy::BoxedStrategy;
 /// Member names of many lengths (1 to 3, 4 to 7, 8 to 16, 17 and up, 63 and more),
 /// several of a length, so that lookups meet names of the same length that differ
 /// in their first, middle or last bytes.
-fn names() -> Vec<String> {
+fn member_names() -> Vec<String> {
     let mut names: Vec<String> = [
         "a",
         "b",
@@ -43,7 +43,7 @@ fn names() -> Vec<String> {
 }
 
 fn name() -> impl Strategy<Value = String> {
-    prop::sample::select(names())
+    prop::sample::select(member_names())
 }
 
 /// Numbers near each other and near the bounds below, in several spellings of one
@@ -342,7 +342,10 @@ proptest! {
     fn a_tool_schema_answers_as_validate_does(
         (property, input) in schema_and_input(),
         names in prop::collection::vec(name(), 1..4),
-        given in prop::collection::vec(name(), 0..4),
+        given in prop::collection::vec(
+            (any::<prop::sample::Index>(), prop::option::weighted(0.3, name())),
+            0..4,
+        ),
         required in any::<bool>(),
         closed in any::<bool>(),
     ) {
@@ -360,6 +363,20 @@ proptest! {
             members.push(("additionalProperties", Value::Bool(false)));
         }
         let schema = object(members);
+        // Mostly a name of the same length as a property's and other text (or the
+        // property's own name again), sometimes any name.
+        let given: Vec<String> = given
+            .into_iter()
+            .map(|(at, other)| {
+                let property = &names[at.index(names.len())];
+                other.unwrap_or_else(|| {
+                    member_names()
+                        .into_iter()
+                        .find(|n| n.len() == property.len() && n != property)
+                        .unwrap_or_else(|| property.clone())
+                })
+            })
+            .collect();
         let input = object(
             names
                 .iter()
