@@ -53,7 +53,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::json::{self, Object, ParseOptions, RawValue, Reader, Value};
+use crate::json::{self, Object, ParseOptions, RawValue, Reader, Str, Value};
 use crate::rpc::{self, Id};
 use crate::schema::{PreparedSchema, SchemaError};
 
@@ -123,8 +123,8 @@ pub struct ToolList {
 /// Params of `tools/execute`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExecuteParams {
-    /// The tool to run (`toolName`).
-    pub tool_name: String,
+    /// The tool to run (`toolName`): a name, kept inline when it is short.
+    pub tool_name: Str,
     /// Its input (`input`).
     pub input: Value,
 }
@@ -148,8 +148,8 @@ pub struct ToolResult {
 pub enum Content {
     /// `{"type": "text", "text": ...}`
     Text {
-        /// The text.
-        text: String,
+        /// The text (kept inline when short, as `"ok"` is).
+        text: Str,
     },
     /// `{"type": "image", "mimeType": ..., "data": ...}`: base64 image data.
     ImageData {
@@ -345,6 +345,17 @@ fn mistyped<T>(r: &mut Reader<'_>, expected: &'static str) -> Read<T> {
         expected,
         found: Some(found),
     }))
+}
+
+/// Reads a string as a [`Str`] (inline when short: a name, a short text).
+fn read_str(r: &mut Reader<'_>) -> Read<Str> {
+    match r.peek() {
+        Some(b'"') => match r.plain_text() {
+            Some(text) => Ok(Ok(text)),
+            None => Ok(Ok(Str::from(r.read_str()?.0))),
+        },
+        _ => mistyped(r, A_STRING),
+    }
 }
 
 /// Reads a string.
@@ -862,7 +873,7 @@ impl ToolList {
 
 impl ExecuteParams {
     /// `tools/execute` params: run `tool_name` with `input`.
-    pub fn new(tool_name: impl Into<String>, input: Value) -> ExecuteParams {
+    pub fn new(tool_name: impl Into<Str>, input: Value) -> ExecuteParams {
         ExecuteParams {
             tool_name: tool_name.into(),
             input,
@@ -884,9 +895,9 @@ impl ExecuteParams {
         if !usual.skip_exact(br#""toolName":"#) {
             return None;
         }
-        let tool_name = match usual.plain_str() {
-            Some(ascii) => ascii_text(ascii),
-            None => usual.read_str().ok()?.0,
+        let tool_name = match usual.plain_text() {
+            Some(text) => text,
+            None => Str::from(usual.read_str().ok()?.0),
         };
         if !usual.skip_exact_member_name(br#","input":"#) {
             return None;
@@ -897,10 +908,7 @@ impl ExecuteParams {
             return None;
         }
         *r = usual;
-        Some(ExecuteParams {
-            tool_name: tool_name.into_owned(),
-            input,
-        })
+        Some(ExecuteParams { tool_name, input })
     }
 
     /// Reads the params in any spelling: members in any order, repeated or unknown.
@@ -908,7 +916,7 @@ impl ExecuteParams {
         // Any value is an input: it is kept as it is read, with nothing to check.
         let (mut tool_name, mut input) = (Slot::new(), None);
         let members = read_members(r, |name, r| match name {
-            b"toolName" => tool_name.read(r, read_string),
+            b"toolName" => tool_name.read(r, read_str),
             b"input" => {
                 input = Some(r.read_value()?);
                 Ok(true)
@@ -949,7 +957,7 @@ impl ExecuteParams {
 
 impl ToolResult {
     /// A successful result holding one text item.
-    pub fn text(text: impl Into<String>) -> ToolResult {
+    pub fn text(text: impl Into<Str>) -> ToolResult {
         ToolResult {
             content: alloc::vec![Content::text(text)],
             is_error: false,
@@ -957,7 +965,7 @@ impl ToolResult {
     }
 
     /// A tool-level failure (`isError: true`) holding one text item: the LLM sees it.
-    pub fn error_text(text: impl Into<String>) -> ToolResult {
+    pub fn error_text(text: impl Into<Str>) -> ToolResult {
         ToolResult {
             content: alloc::vec![Content::text(text)],
             is_error: true,
@@ -986,9 +994,9 @@ impl ToolResult {
         if !usual.skip_exact(br#""type":"text","text":"#) {
             return None;
         }
-        let text = match usual.plain_str() {
-            Some(ascii) => ascii_text(ascii),
-            None => usual.read_str().ok()?.0,
+        let text = match usual.plain_text() {
+            Some(text) => text,
+            None => Str::from(usual.read_str().ok()?.0),
         };
         if usual.next_member_bytes().ok()?.is_some() || usual.next_element().ok()? {
             return None;
@@ -1005,9 +1013,7 @@ impl ToolResult {
         }
         *r = usual;
         Some(ToolResult {
-            content: alloc::vec![Content::Text {
-                text: text.into_owned()
-            }],
+            content: alloc::vec![Content::Text { text }],
             is_error,
         })
     }
@@ -1051,7 +1057,7 @@ impl ToolResult {
 
 impl Content {
     /// A text item.
-    pub fn text(text: impl Into<String>) -> Content {
+    pub fn text(text: impl Into<Str>) -> Content {
         Content::Text { text: text.into() }
     }
 
@@ -1282,7 +1288,10 @@ impl Item<'_> {
         };
         let content = match &*kind {
             "text" => Content::Text {
-                text: string(text)?,
+                text: match text {
+                    Some(Seen::String(s)) => Str::from(s),
+                    _ => return None,
+                },
             },
             "image" if !matches!(data, None | Some(Seen::Null)) => Content::ImageData {
                 mime_type: string(mime_type)?,
@@ -1624,7 +1633,7 @@ mod tests {
     #[test]
     fn a_type_reads_the_same_spelled_out_or_escaped() {
         let text = Content::Text {
-            text: String::from("a"),
+            text: Str::from("a"),
         };
         assert_eq!(content(r#"{"type":"text","text":"a"}"#), text);
         assert_eq!(content(r#"{"type":"te\u0078t","text":"a"}"#), text);

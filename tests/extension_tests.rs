@@ -7,7 +7,7 @@ use dhara_protocol::extension::{
     Config, Event, Extension, Input, Output, PeerError, RequestId, SHUTTING_DOWN, ServerInfo,
     TOO_MANY_PENDING, UsageError,
 };
-use dhara_protocol::json::Value;
+use dhara_protocol::json::{Str, Value};
 use dhara_protocol::message::{InitializeParams, NOT_INITIALIZED, Tool, ToolResult};
 use dhara_protocol::rpc::{ErrorCode, ErrorObject, Id};
 use extension_support::{
@@ -21,7 +21,7 @@ fn execute(id: u64, tool: &str, input: &str) -> String {
 }
 
 /// The only `Execute` event of a run, as (request, tool, input).
-fn the_execute(events: &[Event]) -> (RequestId, String, Value) {
+fn the_execute(events: &[Event]) -> (RequestId, Str, Value) {
     let executes: Vec<_> = events
         .iter()
         .filter_map(|e| match e {

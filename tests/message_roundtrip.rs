@@ -90,7 +90,7 @@ fn unknown_content() -> impl Strategy<Value = Object> {
 
 fn content() -> impl Strategy<Value = Content> {
     prop_oneof![
-        text().prop_map(|text| Content::Text { text }),
+        text().prop_map(|text| Content::Text { text: text.into() }),
         (text(), text()).prop_map(|(mime_type, data)| Content::ImageData { mime_type, data }),
         (text(), proptest::option::of(text()))
             .prop_map(|(path, mime_type)| Content::ImagePath { path, mime_type }),
@@ -141,7 +141,7 @@ proptest! {
 
     #[test]
     fn execute_params(tool_name in text(), input in value()) {
-        let x = ExecuteParams { tool_name, input };
+        let x = ExecuteParams { tool_name: tool_name.into(), input };
         prop_assert_eq!(ExecuteParams::from_value(x.to_value()), Ok(x));
     }
 
@@ -241,7 +241,7 @@ proptest! {
             InitializeParams { version: init.0, cwd: init.1 },
             InitializeResult { name, version, tools: tools.clone() },
             ToolList { tools },
-            ExecuteParams { tool_name: execute.0, input: execute.1 },
+            ExecuteParams { tool_name: execute.0.into(), input: execute.1 },
             ToolResult { content: result.0, is_error: result.1 },
             Progress { message: progress.0, id: progress.1 }
         );

@@ -219,7 +219,7 @@ fn handle_event(
         } => {
             // Every tool is added with its handler, and the endpoint refuses calls of
             // tools it does not offer, so a handler is always found.
-            let Some(handler) = handlers.get(&tool_name).cloned() else {
+            let Some(handler) = handlers.get(tool_name.as_str()).cloned() else {
                 let error = ErrorObject::new(ErrorCode::InternalError, "No handler for the tool");
                 let _ = endpoint.respond_error(request, error);
                 return;

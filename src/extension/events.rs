@@ -4,7 +4,7 @@ use alloc::string::String;
 use core::fmt;
 
 use super::RequestId;
-use crate::json::Value;
+use crate::json::{Str, Value};
 use crate::message::InitializeParams;
 use crate::rpc::{ErrorObject, Id};
 
@@ -59,7 +59,7 @@ pub enum Event {
         /// The handle to answer with.
         request: RequestId,
         /// A tool from the registry.
-        tool_name: String,
+        tool_name: Str,
         /// The tool's input.
         input: Value,
     },

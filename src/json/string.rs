@@ -7,6 +7,7 @@
 //! tree for a small message. A `Str` of up to [`Str::INLINE_CAPACITY`] bytes lives
 //! inside the value itself; a longer one is one exact-size `Box<str>`.
 
+use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::String;
 use core::borrow::Borrow;
@@ -249,6 +250,18 @@ impl From<String> for Str {
         Str::inline(s.as_bytes()).unwrap_or_else(|| Str {
             repr: Repr::Heap(s.into_boxed_str()),
         })
+    }
+}
+
+impl From<Cow<'_, str>> for Str {
+    /// Borrowed text is copied (inline when short); owned text moves as a `String`
+    /// does.
+    #[inline]
+    fn from(s: Cow<'_, str>) -> Str {
+        match s {
+            Cow::Borrowed(s) => Str::from(s),
+            Cow::Owned(s) => Str::from(s),
+        }
     }
 }
 

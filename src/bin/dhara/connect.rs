@@ -112,7 +112,7 @@ pub fn print_json(value: &Value) {
 /// A content item for a person: text as is, other items described.
 pub fn describe_content(content: &Content) -> String {
     match content {
-        Content::Text { text } => text.clone(),
+        Content::Text { text } => String::from(text.as_str()),
         Content::ImageData { mime_type, data } => format!(
             "[image: {mime_type}, {} bytes of base64 data]",
             crate::png::base64_decoded_len(data)
