@@ -740,7 +740,11 @@ impl fmt::Display for JsonType {
 /// [`validate`](PreparedSchema::validate) gives exactly what [`validate`] gives.
 /// The keywords of every schema in it are read when it is prepared, so an input is
 /// checked without looking any keyword up; an input it turns down is checked again
-/// by [`validate`], which finds and describes the first error.
+/// by [`validate`], which finds and describes the first error. A value of a kind
+/// that a schema accepts whatever it holds (a string where `{"type": "string"}`
+/// asks nothing more, any member where `additionalProperties` is absent) is passed
+/// at once, and a member is matched to its property by the length of its name
+/// before its text is compared.
 ///
 /// ```
 /// use dhara_protocol::json::{Object, Value};
@@ -1045,13 +1049,11 @@ impl PreparedSchema {
         if settled == EVERY_KIND {
             return Some(Node::ANYTHING);
         }
+        let at = u32::try_from(self.rules.len())
+            .ok()
+            .filter(|&at| at != Node::NO_RULES)?;
         self.rules.push(rules);
-        Some(Node {
-            settled,
-            rules: u32::try_from(self.rules.len() - 1)
-                .ok()
-                .filter(|&at| at != Node::NO_RULES)?,
-        })
+        Some(Node { settled, rules: at })
     }
 
     /// Whether `instance` fits `node`: at once for a kind the node settles, by its
