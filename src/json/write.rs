@@ -105,14 +105,9 @@ pub fn write_object(object: &Object, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{}");
         return;
     };
-    out.push(b'{');
-    write_name(name, out);
-    let container = match first {
-        Value::Array(_) | Value::Object(_) => Some(first),
-        scalar => {
-            write_scalar(scalar, out);
-            write_scalars_until_container(&mut rest, member_parts, out)
-        }
+    let container = match write_item(b'{', Some(name), first, out) {
+        Some(container) => Some(container),
+        None => write_scalars_until_container(&mut rest, member_parts, out),
     };
     match container {
         Some(container) => {
@@ -143,8 +138,9 @@ pub fn write_array<T>(items: &[T], mut write: impl FnMut(&T, &mut Vec<u8>), out:
     out.push(b']');
 }
 
-/// Writes `{}` for an empty object; otherwise `{` and the first member's name, with
-/// the other members pushed on `open`, and returns the first member's value.
+/// Writes `{}` for an empty object; otherwise its first member with
+/// [`write_item`], the other members pushed on `open`, and returns the first
+/// member's value if it is an array or an object.
 #[inline]
 fn open_object<'a>(
     members: &'a [(Str, Value)],
@@ -153,10 +149,8 @@ fn open_object<'a>(
 ) -> Option<&'a Value> {
     match members.split_first() {
         Some(((name, value), rest)) => {
-            out.push(b'{');
-            write_name(name, out);
             open.push(Rest::Members(rest));
-            Some(value)
+            write_item(b'{', Some(name), value, out)
         }
         None => {
             out.extend_from_slice(b"{}");
@@ -175,24 +169,28 @@ fn write_name(name: &Str, out: &mut Vec<u8>) {
 /// Writes `next`, then the rest of every container in `open`, innermost first.
 fn write_items<'a>(mut next: &'a Value, mut open: Open<'a>, out: &mut Vec<u8>) {
     loop {
-        // Write `next`; a container is opened and its first item written next.
-        match next {
+        // Write `next`; a container is opened and its first item written, and
+        // if that is a container too, it is next.
+        let opened = match next {
             Value::Array(items) => match items.split_first() {
                 Some((first, rest)) => {
-                    out.push(b'[');
                     open.push(Rest::Elements(rest));
-                    next = first;
-                    continue;
+                    write_item(b'[', None, first, out)
                 }
-                None => out.extend_from_slice(b"[]"),
+                None => {
+                    out.extend_from_slice(b"[]");
+                    None
+                }
             },
-            Value::Object(members) => {
-                if let Some(first) = open_object(members.as_slice(), &mut open, out) {
-                    next = first;
-                    continue;
-                }
+            Value::Object(members) => open_object(members.as_slice(), &mut open, out),
+            scalar => {
+                write_scalar(scalar, out);
+                None
             }
-            scalar => write_scalar(scalar, out),
+        };
+        if let Some(container) = opened {
+            next = container;
+            continue;
         }
         // Find the next container to open, writing the scalars before it and
         // closing the containers that are done.
@@ -236,15 +234,10 @@ fn write_scalars_until_container<'a, T>(
 ) -> Option<&'a Value> {
     while let Some((item, others)) = rest.split_first() {
         *rest = others;
-        out.push(b',');
         let (name, value) = parts(item);
-        if let Some(name) = name {
-            write_name(name, out);
+        if let Some(container) = write_item(b',', name, value, out) {
+            return Some(container);
         }
-        if let Value::Array(_) | Value::Object(_) = value {
-            return Some(value);
-        }
-        write_scalar(value, out);
     }
     None
 }
@@ -253,6 +246,60 @@ fn write_scalars_until_container<'a, T>(
 #[inline(always)]
 fn member_parts((name, value): &(Str, Value)) -> (Option<&Str>, &Value) {
     (Some(name), value)
+}
+
+/// Writes `lead` (`{`, `[` or `,`), then, for a member, its name and `:`, then
+/// `value` unless it is an array or an object, which is returned instead.
+///
+/// Most items of a message are a short name and a short scalar: those are written
+/// in one window ([`write_window`]), with one capacity check and one length update
+/// for the lot, each short text stored as two words.
+#[inline(always)]
+fn write_item<'a>(
+    lead: u8,
+    name: Option<&Str>,
+    value: &'a Value,
+    out: &mut Vec<u8>,
+) -> Option<&'a Value> {
+    let name = match name {
+        Some(name) => match Short::plain(name.as_bytes()) {
+            Some(short) => Some(short),
+            None => {
+                out.push(lead);
+                write_name(name, out);
+                return write_unless_container(value, out);
+            }
+        },
+        None => None,
+    };
+    let scalar = ShortScalar::of(value);
+    write_window::<ITEM_WINDOW>(out, |window| {
+        let mut at = put_byte(window, 0, lead);
+        if let Some(name) = name {
+            at = name.put_quoted(window, at);
+            at = put_byte(window, at, b':');
+        }
+        match scalar {
+            Some(scalar) => scalar.put(window, at),
+            None => at,
+        }
+    });
+    match scalar {
+        Some(_) => None,
+        None => write_unless_container(value, out),
+    }
+}
+
+/// Writes `value` unless it is an array or an object, which is returned instead.
+#[inline(always)]
+fn write_unless_container<'a>(value: &'a Value, out: &mut Vec<u8>) -> Option<&'a Value> {
+    match value {
+        Value::Array(_) | Value::Object(_) => Some(value),
+        scalar => {
+            write_scalar(scalar, out);
+            None
+        }
+    }
 }
 
 /// Writes a value that is not an array or an object (nothing for those).
@@ -265,6 +312,189 @@ fn write_scalar(v: &Value, out: &mut Vec<u8>) {
         Value::Number(n) => out.extend_from_slice(n.text_bytes()),
         Value::String(s) => write_escaped(s.as_bytes(), out),
         Value::Array(_) | Value::Object(_) => {}
+    }
+}
+
+/// The bytes [`write_item`]'s window holds: a lead byte, a name of up to 16 bytes
+/// in quotes and its `:`, and a value of up to 16 bytes in quotes (38), rounded up.
+const ITEM_WINDOW: usize = 40;
+
+/// The bytes [`write_escaped`]'s window holds: a string of up to 16 bytes in quotes
+/// (18), rounded up.
+const STRING_WINDOW: usize = 24;
+
+/// Appends what `fill` writes at the start of a window of `N` bytes and returns
+/// the length of: the window is added to `out` (zeroes) and cut back to that
+/// length, so the bytes in it go in with one capacity check and one length update,
+/// as stores at offsets known to be in bounds.
+#[inline(always)]
+fn write_window<const N: usize>(out: &mut Vec<u8>, fill: impl FnOnce(&mut [u8; N]) -> usize) {
+    let start = out.len();
+    out.resize(start + N, 0);
+    let len = out.last_chunk_mut::<N>().map_or(0, fill);
+    out.truncate(start + len);
+}
+
+/// Stores `b` at `window[at]`; returns the index after it.
+#[inline(always)]
+fn put_byte(window: &mut [u8], at: usize, b: u8) -> usize {
+    if let Some(slot) = window.get_mut(at) {
+        *slot = b;
+    }
+    at + 1
+}
+
+/// Stores `word` little-endian at `window[at..at + 8]`.
+#[inline(always)]
+fn put_word(window: &mut [u8], at: usize, word: u64) {
+    if let Some(slot) = window.get_mut(at..at + 8) {
+        slot.copy_from_slice(&word.to_le_bytes());
+    }
+}
+
+/// A text of at most 16 bytes as two words that cover it: `head`, its bytes from
+/// the first, and `tail`, its bytes from `tail_at` to its end, each padded with
+/// spaces (which need no escape) where the text is shorter than a word. Checking it
+/// for bytes to escape takes two word operations, and copying it two stores, which
+/// may reach up to 8 bytes past the text's start, into what is written next.
+#[derive(Clone, Copy)]
+struct Short {
+    len: usize,
+    head: u64,
+    tail: u64,
+    tail_at: usize,
+}
+
+impl Short {
+    /// `text` (at most 8 bytes, padded with spaces to 8) as a `Short` of `len` bytes.
+    const fn literal(text: &[u8; 8], len: usize) -> Short {
+        let word = u64::from_le_bytes(*text);
+        Short {
+            len,
+            head: word,
+            tail: word,
+            tail_at: 0,
+        }
+    }
+
+    /// `bytes` as a `Short` if they are at most 16: from 8 bytes on as two words
+    /// that may overlap, from 4 as two 4-byte halves, and the shortest a byte at a
+    /// time.
+    #[inline(always)]
+    fn of(bytes: &[u8]) -> Option<Short> {
+        let len = bytes.len();
+        let (head, tail, tail_at) = match len {
+            8..=16 => (word_at(bytes, 0)?, word_at(bytes, len - 8)?, len - 8),
+            4..=7 => (
+                half_word_at(bytes, 0)?,
+                half_word_at(bytes, len - 4)?,
+                len - 4,
+            ),
+            0..=3 => {
+                let word = bytes
+                    .iter()
+                    .rfold(SPACES, |word, &b| word << 8 | u64::from(b));
+                (word, word, 0)
+            }
+            _ => return None,
+        };
+        Some(Short {
+            len,
+            head,
+            tail,
+            tail_at,
+        })
+    }
+
+    /// `bytes` as a `Short` if they are at most 16 and hold no `"`, `\` or control
+    /// byte: a string written between quotes as it is.
+    #[inline(always)]
+    fn plain(bytes: &[u8]) -> Option<Short> {
+        Short::of(bytes).filter(|short| short.specials() == 0)
+    }
+
+    /// Not 0 if the text holds a `"`, `\` or control byte.
+    #[inline(always)]
+    fn specials(self) -> u64 {
+        special_bytes(self.head) | special_bytes(self.tail)
+    }
+
+    /// Where the first `"`, `\` or control byte of the text is, if it has one.
+    #[inline(always)]
+    fn first_special(self) -> Option<usize> {
+        let at = |found: u64| (found.trailing_zeros() / 8) as usize;
+        match (special_bytes(self.head), special_bytes(self.tail)) {
+            (0, 0) => None,
+            (0, found) => Some(self.tail_at + at(found)),
+            (found, _) => Some(at(found)),
+        }
+    }
+
+    /// Stores the text at `window[at..]`; returns the index after it.
+    #[inline(always)]
+    fn put(self, window: &mut [u8], at: usize) -> usize {
+        // The bounds the compiler cannot see through the match in `of`, spelled out
+        // (they change nothing), so that it needs no checks of its own.
+        let (len, tail_at) = (self.len.min(16), self.tail_at.min(8));
+        put_word(window, at, self.head);
+        put_word(window, at + tail_at, self.tail);
+        at + len
+    }
+
+    /// Stores the text in quotes at `window[at..]`; returns the index after it.
+    #[inline(always)]
+    fn put_quoted(self, window: &mut [u8], at: usize) -> usize {
+        let at = put_byte(window, at, b'"');
+        let at = self.put(window, at);
+        put_byte(window, at, b'"')
+    }
+}
+
+/// Eight spaces, as a word.
+const SPACES: u64 = u64::from_le_bytes(*b"        ");
+
+/// A scalar whose text is a [`Short`]: a literal, a number of up to 16 bytes, or
+/// a string of up to 16 bytes with nothing to escape, in quotes.
+#[derive(Clone, Copy)]
+struct ShortScalar {
+    text: Short,
+    quoted: bool,
+}
+
+impl ShortScalar {
+    const NULL: ShortScalar = ShortScalar::bare(Short::literal(b"null    ", 4));
+    const TRUE: ShortScalar = ShortScalar::bare(Short::literal(b"true    ", 4));
+    const FALSE: ShortScalar = ShortScalar::bare(Short::literal(b"false   ", 5));
+
+    const fn bare(text: Short) -> ShortScalar {
+        ShortScalar {
+            text,
+            quoted: false,
+        }
+    }
+
+    /// `v` as a `ShortScalar`, if it is one.
+    #[inline(always)]
+    fn of(v: &Value) -> Option<ShortScalar> {
+        match v {
+            Value::Null => Some(ShortScalar::NULL),
+            Value::Bool(true) => Some(ShortScalar::TRUE),
+            Value::Bool(false) => Some(ShortScalar::FALSE),
+            Value::Number(n) => Short::of(n.text_bytes()).map(ShortScalar::bare),
+            Value::String(s) => {
+                Short::plain(s.as_bytes()).map(|text| ShortScalar { text, quoted: true })
+            }
+            Value::Array(_) | Value::Object(_) => None,
+        }
+    }
+
+    /// Stores the scalar's text at `window[at..]`; returns the index after it.
+    #[inline(always)]
+    fn put(self, window: &mut [u8], at: usize) -> usize {
+        match self.quoted {
+            true => self.text.put_quoted(window, at),
+            false => self.text.put(window, at),
+        }
     }
 }
 
@@ -282,44 +512,71 @@ pub fn write_string(s: &str, out: &mut Vec<u8>) {
 /// [`write_string`] of a string's bytes (valid UTF-8, as a [`Str`] holds): a `Str`
 /// gives its bytes without checking them again.
 ///
-/// Most strings of a message are short and hold nothing to escape (member names,
-/// paths, ids): those are checked in two words and copied in one piece right here;
-/// the others go to [`write_escaped_runs`].
+/// Most strings of a message are short (member names, paths, ids, patterns): those
+/// are checked in two words and written in one window ([`write_window`]), as two
+/// stores when they hold nothing to escape; the longer ones go to
+/// [`write_escaped_runs`].
 #[inline(always)]
 fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
-    if is_short_and_plain(bytes) {
-        out.reserve(bytes.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(bytes);
-        out.push(b'"');
-    } else {
-        write_escaped_runs(bytes, out);
+    match Short::of(bytes) {
+        Some(short) => match short.first_special() {
+            None => write_window::<STRING_WINDOW>(out, |window| short.put_quoted(window, 0)),
+            Some(first) => write_short_escaped(short, bytes, first, out),
+        },
+        None => write_escaped_runs(bytes, out),
     }
 }
 
-/// `true` for at most 16 bytes without a `"`, `\` or control byte: checked as two
-/// words that may overlap (under 8 bytes, two 4-byte halves padded with spaces), with
-/// no loop but for the shortest strings.
-#[inline]
-fn is_short_and_plain(bytes: &[u8]) -> bool {
-    let len = bytes.len();
-    let words = match len {
-        8..=16 => word_at(bytes, 0).zip(word_at(bytes, len - 8)),
-        4..=7 => half_word_at(bytes, 0).zip(half_word_at(bytes, len - 4)),
-        0..=3 => return !bytes.iter().any(|&b| is_special(b)),
-        _ => None,
-    };
-    words.is_some_and(|(first, last)| special_bytes(first) | special_bytes(last) == 0)
+/// [`write_escaped`] of a string of at most 16 bytes whose first byte to escape is
+/// `bytes[first]`: written whole as two words, then from that byte on rewritten a
+/// byte at a time, each byte's text ([`ESCAPED`]) stored as a word, without a branch
+/// on what the byte is.
+#[inline(never)]
+fn write_short_escaped(short: Short, bytes: &[u8], first: usize, out: &mut Vec<u8>) {
+    write_window::<ESCAPED_WINDOW>(out, |window| {
+        let at = put_byte(window, 0, b'"');
+        short.put(window, at);
+        let mut at = at + first;
+        for &b in bytes.get(first..).unwrap_or_default() {
+            let text = ESCAPED[usize::from(b)];
+            put_word(window, at, text);
+            at += (text >> 56) as usize;
+        }
+        put_byte(window, at, b'"')
+    });
 }
 
-/// The four bytes at `bytes[at..]` as the low half of a little-endian word whose
-/// high half is spaces (which need no escape).
+/// The bytes [`write_short_escaped`]'s window holds: a string of up to 16 bytes,
+/// each escaped as `\u00XX`, in quotes (98; the last escape, stored as a word,
+/// reaches 99), rounded up.
+const ESCAPED_WINDOW: usize = 104;
+
+/// What `write_short_escaped` writes for each byte, as a little-endian word: the
+/// byte itself, or its escape, in the low bytes; the length of that text in the top
+/// byte.
+static ESCAPED: [u64; 256] = {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut table = [0; 256];
+    let mut b = 0;
+    while b < 256 {
+        let text: [u8; 8] = match ESCAPES[b] {
+            0 => [b as u8, 0, 0, 0, 0, 0, 0, 1],
+            b'u' => [b'\\', b'u', b'0', b'0', HEX[b >> 4], HEX[b & 0xF], 0, 6],
+            letter => [b'\\', letter, 0, 0, 0, 0, 0, 2],
+        };
+        table[b] = u64::from_le_bytes(text);
+        b += 1;
+    }
+    table
+};
+
+/// The four bytes at `bytes[at..]` as the low half of a word whose high half is
+/// spaces.
 #[inline]
 fn half_word_at(bytes: &[u8], at: usize) -> Option<u64> {
-    const SPACES: u64 = 0x2020_2020 << 32;
     let half = bytes.get(at..at + 4)?;
     let half = <[u8; 4]>::try_from(half).ok()?;
-    Some(u64::from(u32::from_le_bytes(half)) | SPACES)
+    Some(u64::from(u32::from_le_bytes(half)) | SPACES << 32)
 }
 
 /// [`write_escaped`] of any string: runs copied, escapes written.
@@ -411,10 +668,16 @@ fn copy_run(bytes: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
     end
 }
 
-/// How `write_escaped` escapes each byte `find_special` stops at: the letter after
-/// the backslash, `u` for `\u00XX`.
+/// How a string's bytes are written: the letter after the backslash for those
+/// escaped (the bytes `find_special` stops at), `u` for `\u00XX`; 0 for the others,
+/// written as they are.
 static ESCAPES: [u8; 256] = {
-    let mut table = [b'u'; 256];
+    let mut table = [0; 256];
+    let mut control = 0;
+    while control < 0x20 {
+        table[control] = b'u';
+        control += 1;
+    }
     table[b'"' as usize] = b'"';
     table[b'\\' as usize] = b'\\';
     table[0x08] = b'b';
