@@ -77,6 +77,7 @@
 //! times the size of the schema (and a logarithm, for objects compared by `enum` or
 //! `const`).
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
@@ -695,6 +696,20 @@ impl JsonType {
         }
     }
 
+    /// The kinds of value the type accepts whatever they hold: none for `integer`,
+    /// which looks into a number.
+    fn kinds(self) -> Kinds {
+        match self {
+            JsonType::Null => NULL,
+            JsonType::Boolean => BOOLEAN,
+            JsonType::Object => OBJECT,
+            JsonType::Array => ARRAY,
+            JsonType::Number => NUMBER,
+            JsonType::Integer => 0,
+            JsonType::String => STRING,
+        }
+    }
+
     fn accepts(self, value: &Value) -> bool {
         match (self, value) {
             (JsonType::Integer, Value::Number(n)) => Decimal::of(n).is_integral(),
@@ -725,7 +740,11 @@ impl fmt::Display for JsonType {
 /// [`validate`](PreparedSchema::validate) gives exactly what [`validate`] gives.
 /// The keywords of every schema in it are read when it is prepared, so an input is
 /// checked without looking any keyword up; an input it turns down is checked again
-/// by [`validate`], which finds and describes the first error.
+/// by [`validate`], which finds and describes the first error. A value of a kind
+/// that a schema accepts whatever it holds (a string where `{"type": "string"}`
+/// asks nothing more, any member where `additionalProperties` is absent) is passed
+/// at once, and a member is matched to its property by the length of its name
+/// before its text is compared.
 ///
 /// ```
 /// use dhara_protocol::json::{Object, Value};
@@ -744,7 +763,8 @@ pub struct PreparedSchema {
     /// The schema, read; `None` when it nests deeper than [`PREPARED_DEPTH`], and
     /// every input is left to [`validate`].
     root: Option<Node>,
-    /// The keywords of each schema object in it, read.
+    /// The keywords of each schema object in it that a kind alone does not settle,
+    /// read.
     rules: Vec<Rules>,
 }
 
@@ -752,51 +772,168 @@ pub struct PreparedSchema {
 /// [`validate`] alone.
 const PREPARED_DEPTH: usize = 32;
 
-/// One schema, read.
+/// A set of the kinds of JSON value that `type` tells apart, a bit each.
+type Kinds = u8;
+
+const NULL: Kinds = 1;
+const BOOLEAN: Kinds = 1 << 1;
+const NUMBER: Kinds = 1 << 2;
+const STRING: Kinds = 1 << 3;
+const ARRAY: Kinds = 1 << 4;
+const OBJECT: Kinds = 1 << 5;
+const EVERY_KIND: Kinds = NULL | BOOLEAN | NUMBER | STRING | ARRAY | OBJECT;
+
+/// The kind of `value`, as its bit of [`Kinds`].
+#[inline(always)]
+fn kind_of(value: &Value) -> Kinds {
+    match value {
+        Value::Null => NULL,
+        Value::Bool(_) => BOOLEAN,
+        Value::Number(_) => NUMBER,
+        Value::String(_) => STRING,
+        Value::Array(_) => ARRAY,
+        Value::Object(_) => OBJECT,
+    }
+}
+
+/// One schema, read: the kinds of value it accepts whatever they hold, and the
+/// keywords that decide for a value of any other kind.
 #[derive(Clone, Copy, Debug)]
-enum Node {
-    /// Accepts everything: `true`, and any value that is neither an object nor
+struct Node {
+    /// The kinds of value that fit without a further look.
+    settled: Kinds,
+    /// The keywords that decide for the other values, by index in
+    /// [`PreparedSchema::rules`]; none (an index past its end, [`Node::NO_RULES`])
+    /// when no other value fits.
+    rules: u32,
+}
+
+impl Node {
+    /// `true`, `{}`, and every value that is neither an object nor `false`.
+    const ANYTHING: Node = Node {
+        settled: EVERY_KIND,
+        rules: Node::NO_RULES,
+    };
     /// `false`.
-    Anything,
-    /// `false`.
-    Nothing,
-    /// An object of keywords: its [`Rules`], by index.
-    Rules(usize),
+    const NOTHING: Node = Node {
+        settled: 0,
+        rules: Node::NO_RULES,
+    };
+    /// The index of no rules: there are never this many.
+    const NO_RULES: u32 = u32::MAX;
 }
 
 /// What the keywords of one schema object ask, as [`Validator::visit`] applies them.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Rules {
-    /// The types accepted; empty for any.
-    types: Vec<JsonType>,
+    /// The kinds of value `type` accepts; every kind when it names none.
+    kinds: Kinds,
+    /// Whether `type` also accepts a number with an integral value (it names
+    /// `integer` and not `number`).
+    integers: bool,
     allowed: Option<Vec<Value>>,
     constant: Option<Value>,
     bounds: Vec<(Number, Bound)>,
     length: (Option<u64>, Option<u64>),
     item_count: (Option<u64>, Option<u64>),
     by_position: Vec<Node>,
-    rest: Option<Node>,
+    /// The schema of the elements after those `by_position` names.
+    rest: Node,
     required: Vec<Str>,
-    /// The schemas of members by name, in the schema's order (the last of a name
-    /// counts).
-    properties: Vec<(Str, Node)>,
+    /// The schemas of members by name: one for each name, the last the schema
+    /// gives it, where the name first appears.
+    properties: Vec<Property>,
+    /// The lengths of the names in `properties`, as [`length_bit`]s: a member whose
+    /// length is not among them is known to have no property without a look.
+    name_lengths: u64,
     /// When every required name has a schema among the first 64 `properties`: bit
     /// `i` for each `properties[i]` a required name finds. The members are then
     /// known to include the required ones from the properties they found, in the
     /// same pass that checks them.
     required_properties: Option<u64>,
-    /// The schema of the other members (`false`: none allowed).
-    additional: Option<Node>,
+    /// The schema of the other members.
+    additional: Node,
+}
+
+/// The schema of the members of one name.
+#[derive(Clone, Debug)]
+struct Property {
+    name: Box<[u8]>,
+    node: Node,
+    /// Its bit in [`Rules::required_properties`]: `1 << i` for `properties[i]`,
+    /// none from the 64th on.
+    bit: u64,
 }
 
 impl Rules {
-    /// Where the schema of a member named `name` is in `properties` (the last of
-    /// the name).
-    #[inline]
-    fn property_index(&self, name: &[u8]) -> Option<usize> {
+    /// The schema of the members named `name`.
+    #[inline(always)]
+    fn property(&self, name: &Str) -> Option<&Property> {
+        if self.name_lengths & length_bit(name.len()) == 0 {
+            return None;
+        }
+        let name = name.as_bytes();
         self.properties
             .iter()
-            .rposition(|(property, _)| Reader::same_bytes(property.as_bytes(), name))
+            .find(|property| same_name(&property.name, name))
+    }
+
+    /// The kinds of value these rules accept whatever they hold: those `type`
+    /// accepts that no other keyword looks into.
+    fn settled(&self) -> Kinds {
+        if self.allowed.is_some() || self.constant.is_some() {
+            return 0;
+        }
+        let anything = |node: &Node| node.settled == EVERY_KIND;
+        let mut settled = NULL | BOOLEAN;
+        if self.bounds.is_empty() {
+            settled |= NUMBER;
+        }
+        if self.length == (None, None) {
+            settled |= STRING;
+        }
+        if self.item_count == (None, None)
+            && self.by_position.iter().all(anything)
+            && anything(&self.rest)
+        {
+            settled |= ARRAY;
+        }
+        if self.required.is_empty()
+            && self.properties.iter().all(|p| anything(&p.node))
+            && anything(&self.additional)
+        {
+            settled |= OBJECT;
+        }
+        settled & self.kinds
+    }
+}
+
+/// A name's length as a bit of a set of lengths, the lengths from 63 on sharing
+/// the last bit.
+#[inline(always)]
+fn length_bit(len: usize) -> u64 {
+    1 << len.min(63)
+}
+
+/// Whether two names are the same bytes. Names of up to 16 bytes are compared
+/// without a call: the first, middle and last byte up to 3 bytes, the first and
+/// last four up to 7, and as [`Reader::same_bytes`] has it from 8.
+#[inline(always)]
+fn same_name(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    match a.len() {
+        0 => true,
+        1..=3 => {
+            let middle = a.len() / 2;
+            a.first() == b.first() && a.get(middle) == b.get(middle) && a.last() == b.last()
+        }
+        4..=7 => {
+            a.first_chunk::<4>() == b.first_chunk::<4>()
+                && a.last_chunk::<4>() == b.last_chunk::<4>()
+        }
+        _ => Reader::same_bytes(a, b),
     }
 }
 
@@ -831,20 +968,26 @@ impl PreparedSchema {
     fn read(&mut self, schema: &Value, depth: usize) -> Option<Node> {
         let keywords = match schema {
             Value::Object(keywords) => Keywords::of(keywords),
-            Value::Bool(false) => return Some(Node::Nothing),
-            _ => return Some(Node::Anything),
+            Value::Bool(false) => return Some(Node::NOTHING),
+            _ => return Some(Node::ANYTHING),
         };
         if depth >= PREPARED_DEPTH {
             return None;
         }
+        let types = keywords.type_names();
         let (by_position, rest) = keywords.element_schemas();
         let (properties, additional) = keywords.member_schemas();
         let mut rules = Rules {
-            types: keywords
-                .type_names()
+            kinds: match types {
+                [] => EVERY_KIND,
+                _ => types
+                    .iter()
+                    .filter_map(JsonType::named_by)
+                    .fold(0, |kinds, t| kinds | t.kinds()),
+            },
+            integers: types
                 .iter()
-                .filter_map(JsonType::named_by)
-                .collect(),
+                .any(|name| matches!(JsonType::named_by(name), Some(JsonType::Integer))),
             allowed: match keywords.allowed {
                 Some(Value::Array(allowed)) => Some(allowed.clone()),
                 _ => None,
@@ -857,47 +1000,82 @@ impl PreparedSchema {
                 .collect(),
             length: Keywords::limits(keywords.min_length, keywords.max_length),
             item_count: Keywords::limits(keywords.min_items, keywords.max_items),
+            by_position: Vec::new(),
+            rest: Node::ANYTHING,
             required: keywords.required().cloned().collect(),
-            ..Rules::default()
+            properties: Vec::new(),
+            name_lengths: 0,
+            required_properties: None,
+            additional: Node::ANYTHING,
         };
         for schema in by_position {
             rules.by_position.push(self.read(schema, depth + 1)?);
         }
         if let Some(schema) = rest {
-            rules.rest = Some(self.read(schema, depth + 1)?);
+            rules.rest = self.read(schema, depth + 1)?;
         }
         for (name, schema) in properties.map(Object::iter).into_iter().flatten() {
-            rules
+            let node = self.read(schema, depth + 1)?;
+            let name = name.as_bytes();
+            match rules
                 .properties
-                .push((name.clone(), self.read(schema, depth + 1)?));
+                .iter_mut()
+                .find(|p| same_name(&p.name, name))
+            {
+                Some(property) => property.node = node,
+                None => {
+                    rules.name_lengths |= length_bit(name.len());
+                    rules.properties.push(Property {
+                        name: name.into(),
+                        node,
+                        bit: 1u64.checked_shl(rules.properties.len() as u32).unwrap_or(0),
+                    });
+                }
+            }
         }
-        rules.additional = match additional {
-            Some(Value::Bool(false)) => Some(Node::Nothing),
-            Some(schema) => Some(self.read(schema, depth + 1)?),
-            None => None,
-        };
+        if let Some(schema) = additional {
+            rules.additional = self.read(schema, depth + 1)?;
+        }
         rules.required_properties = rules.required.iter().try_fold(0, |mask, name| {
-            let at = rules
-                .property_index(name.as_bytes())
-                .filter(|&at| at < 64)?;
-            Some(mask | 1 << at)
+            let name = name.as_bytes();
+            let bit = rules
+                .properties
+                .iter()
+                .find(|p| same_name(&p.name, name))?
+                .bit;
+            (bit != 0).then_some(mask | bit)
         });
+        let settled = rules.settled();
+        if settled == EVERY_KIND {
+            return Some(Node::ANYTHING);
+        }
+        let at = u32::try_from(self.rules.len())
+            .ok()
+            .filter(|&at| at != Node::NO_RULES)?;
         self.rules.push(rules);
-        Some(Node::Rules(self.rules.len() - 1))
+        Some(Node { settled, rules: at })
     }
 
-    /// Whether `instance` fits `node`, as [`Validator::visit`] and the checks of its
-    /// children decide. Recurses once per schema level, at most [`PREPARED_DEPTH`].
+    /// Whether `instance` fits `node`: at once for a kind the node settles, by its
+    /// rules otherwise.
+    #[inline(always)]
     fn fits(&self, node: Node, instance: &Value) -> bool {
-        let rules = match node {
-            Node::Anything => return true,
-            Node::Nothing => return false,
-            Node::Rules(index) => match self.rules.get(index) {
-                Some(rules) => rules,
-                None => return false,
-            },
+        // Anything (`additionalProperties` absent, for one) before the kind is known.
+        node.settled == EVERY_KIND
+            || node.settled & kind_of(instance) != 0
+            || self.fits_rules(node.rules, instance)
+    }
+
+    /// Whether `instance` fits the rules at `at`, as [`Validator::visit`] and the
+    /// checks of its children decide. Recurses (through [`fits`](Self::fits)) once
+    /// per schema level, at most [`PREPARED_DEPTH`].
+    fn fits_rules(&self, at: u32, instance: &Value) -> bool {
+        let Some(rules) = self.rules.get(at as usize) else {
+            return false;
         };
-        let typed = rules.types.is_empty() || rules.types.iter().any(|t| t.accepts(instance));
+        let typed = rules.kinds & kind_of(instance) != 0
+            || rules.integers
+                && matches!(instance, Value::Number(n) if Decimal::of(n).is_integral());
         let allowed = rules.allowed.as_ref();
         if !typed
             || allowed.is_some_and(|allowed| !allowed.iter().any(|a| json_equal(a, instance)))
@@ -921,24 +1099,22 @@ impl PreparedSchema {
             Value::Array(elements) => {
                 within(rules.item_count, elements.len())
                     && elements.iter().enumerate().all(|(index, element)| {
-                        match rules.by_position.get(index).copied().or(rules.rest) {
-                            Some(node) => self.fits(node, element),
-                            None => true,
-                        }
+                        let node = rules.by_position.get(index).unwrap_or(&rules.rest);
+                        self.fits(*node, element)
                     })
             }
             Value::Object(members) => {
                 // The properties the members found, as far as the required ones go.
                 let mut found = 0u64;
                 let members_fit = members.iter().all(|(name, value)| {
-                    let node = match rules.property_index(name.as_bytes()) {
-                        Some(at) => {
-                            found |= 1u64.checked_shl(at as u32).unwrap_or(0);
-                            rules.properties.get(at).map(|(_, node)| *node)
+                    let node = match rules.property(name) {
+                        Some(property) => {
+                            found |= property.bit;
+                            property.node
                         }
                         None => rules.additional,
                     };
-                    node.is_none_or(|node| self.fits(node, value))
+                    self.fits(node, value)
                 });
                 members_fit
                     && match rules.required_properties {
@@ -1225,10 +1401,42 @@ mod tests {
     use super::*;
     use crate::json;
 
-    /// Valid inputs are accepted by the prepared schema itself, with no second look.
+    /// Valid inputs are accepted by the prepared schema itself, with no second look:
+    /// by kind alone, by the rules, through properties of names of every length, the
+    /// last of a repeated property name, repeated members and integral numbers.
     #[test]
     fn valid_inputs_fit_a_prepared_schema() {
-        let cases: [(&str, &str); 5] = [
+        let long = "n".repeat(64);
+        let long_schema = alloc::format!(
+            r#"{{"properties":{{"{long}":{{"type":"integer"}},"{long}m":{{"type":"string"}}}},"required":["{long}"],"additionalProperties":false}}"#
+        );
+        let long_input = alloc::format!(r#"{{"{long}":1e2,"{long}m":"x"}}"#);
+        // Members whose names have a property's length and other text.
+        let near_schema = alloc::format!(
+            r#"{{"properties":{{"abc":{{"type":"string"}},"pattern":{{"type":"string"}},"0123456789abcdef":{{"type":"string"}},"{long}":{{"type":"string"}}}},"additionalProperties":{{"type":"integer"}}}}"#
+        );
+        let near = &long[1..];
+        let near_input =
+            alloc::format!(r#"{{"axc":1,"patterm":2,"0123456789abcdeg":3,"{near}m":4,"abc":"x"}}"#);
+        let cases: [(&str, &str); 11] = [
+            (
+                r#"{"properties":{"a":{"type":"string"},"b":{"type":"integer"},"abc":{"type":"boolean"},"axc":{"type":"null"},"past":{"type":"number"},"pattern":{"type":"array"},"directory":{"type":"object"},"0123456789abcdef0":{"enum":[1]}},"required":["a","axc","pattern"],"additionalProperties":false}"#,
+                r#"{"a":"x","b":-0,"abc":true,"axc":null,"past":2.5,"pattern":[],"directory":{},"0123456789abcdef0":1.0}"#,
+            ),
+            (
+                r#"{"properties":{"a":{"type":"string"},"a":{"type":"integer"}},"required":["a"]}"#,
+                r#"{"a":1,"a":20e-1,"b":"other"}"#,
+            ),
+            (
+                r#"{"type":["integer","string"],"items":false,"properties":{"x":false}}"#,
+                r#"12345678901234567890e3"#,
+            ),
+            (
+                r#"{"type":"array","items":{"type":"object","properties":{"p":{"type":"array","items":{"type":"integer","minimum":-1}}}}}"#,
+                r#"[{"p":[1,-1,0.0]},{"q":"x"},{}]"#,
+            ),
+            (&long_schema, &long_input),
+            (&near_schema, &near_input),
             (
                 r#"{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}"#,
                 r#"{"path":"src/lib.rs","limit":3,"recursive":true}"#,
