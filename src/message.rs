@@ -1143,7 +1143,7 @@ impl Content {
         if let Content::Text { text } = self {
             // The usual item, its fixed start in one piece.
             out.extend_from_slice(br#"{"type":"text","text":"#);
-            json::write_string(text, out);
+            json::write_str(text, out);
             out.push(b'}');
             return;
         }

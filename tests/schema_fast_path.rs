@@ -307,9 +307,7 @@ fn members_for(keywords: &Object) -> BoxedStrategy<Value> {
             members.extend(properties.into_iter().flatten());
             members.extend(others);
             // An earlier member of a name that comes again: checked too.
-            if let Some((at, earlier)) = repeated
-                && !members.is_empty()
-            {
+            if let Some((at, earlier)) = repeated.filter(|_| !members.is_empty()) {
                 let name = members[at.index(members.len())].0.clone();
                 members.insert(0, (name, earlier));
             }

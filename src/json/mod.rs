@@ -112,4 +112,4 @@ pub use raw::RawValue;
 pub use read::{ParseOptions, Reader, parse, parse_with};
 pub use string::Str;
 pub use value::{Number, Object, Value};
-pub use write::{to_vec, write_array, write_object, write_string, write_value};
+pub use write::{to_vec, write_array, write_object, write_str, write_string, write_value};

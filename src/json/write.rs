@@ -510,6 +510,21 @@ pub fn write_string(s: &str, out: &mut Vec<u8>) {
     write_escaped(s.as_bytes(), out);
 }
 
+/// [`write_string`] of a [`Str`], from its bytes: a short one, kept inline, is not
+/// checked to be UTF-8 again on its way out, as taking it as a `&str` would.
+///
+/// ```
+/// use dhara_protocol::json::{self, Str};
+///
+/// let mut out = Vec::new();
+/// json::write_str(&Str::from("ok \"quoted\""), &mut out);
+/// assert_eq!(out, br#""ok \"quoted\"""#);
+/// ```
+#[inline]
+pub fn write_str(s: &Str, out: &mut Vec<u8>) {
+    write_escaped(s.as_bytes(), out);
+}
+
 /// [`write_string`] of a string's bytes (valid UTF-8, as a [`Str`] holds): a `Str`
 /// gives its bytes without checking them again.
 ///
