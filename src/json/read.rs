@@ -1788,7 +1788,14 @@ impl Tree {
     fn complete_at(&mut self, v: Value, in_object: bool) -> Option<&mut Value> {
         match self.members.last_mut() {
             Some(member) if in_object => {
-                member.1 = v;
+                // The member's placeholder, `null`, has nothing to drop: said so, no
+                // call to drop it is made on the way.
+                let placeholder = core::mem::replace(&mut member.1, v);
+                if let Value::Null = placeholder {
+                    core::mem::forget(placeholder);
+                } else {
+                    drop(placeholder);
+                }
                 Some(&mut member.1)
             }
             _ => {
