@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use dhara_protocol::extension::{self, Extension, ServerInfo};
 use dhara_protocol::frame::{Frame, LineDecoder};
 use dhara_protocol::host::{self, CallId, Core, Reply};
-use dhara_protocol::json::{self, Object, ParseOptions, Str, Value};
+use dhara_protocol::json::{self, Object, ParseOptions, Value};
 use dhara_protocol::message::{InitializeParams, Progress, Tool, ToolResult, method};
 use dhara_protocol::rpc::{self, Incoming, IncomingView, Message};
 use dhara_protocol::time;
@@ -324,9 +324,9 @@ fn frame(t: &Traffic) -> Sample {
 /// extension answers.
 #[derive(Clone)]
 struct Call {
-    /// The tool's name, as the endpoints keep names (inline when short), so that the
-    /// copy made for each call before the timer starts costs nothing to drop inside it.
-    tool_name: Str,
+    /// One of the traffic's tool names: a copy made for each call before the timer
+    /// starts costs nothing to drop inside it.
+    tool_name: &'static str,
     input: Value,
     progress: Option<String>,
     result: ToolResult,
@@ -350,7 +350,7 @@ fn tools() -> Vec<Tool> {
 /// out), and a call without a result line gets a short `ok` answer.
 fn calls_of(messages: &[Message]) -> Vec<Call> {
     let new_call = || Call {
-        tool_name: Str::from(traffic::TOOL_NAMES[0]),
+        tool_name: traffic::TOOL_NAMES[0],
         input: Value::Object(Object::from_iter([("path", Value::from("src/lib.rs"))])),
         progress: None,
         result: ToolResult::text("ok"),
@@ -365,7 +365,11 @@ fn calls_of(messages: &[Message]) -> Vec<Call> {
                 calls.extend(open.take().map(|(call, ..)| call));
                 let params = request.params.clone().unwrap_or_default();
                 let mut call = new_call();
-                call.tool_name = Str::from(params["toolName"].as_str().unwrap_or_default());
+                let name = params["toolName"].as_str().unwrap_or_default();
+                call.tool_name = traffic::TOOL_NAMES
+                    .iter()
+                    .find(|known| **known == name)
+                    .expect("the traffic calls its own tools");
                 call.input = params["input"].clone();
                 open = Some((call, false, false));
                 from_request = true;
@@ -501,7 +505,7 @@ fn round_trips(calls: &[Call]) -> Sample {
     let mark = Mark::now();
     for call in work.drain(..) {
         let id = core
-            .execute(now, &call.tool_name, call.input)
+            .execute(now, call.tool_name, call.input)
             .expect("the Core accepts the call");
         wire.core_to_extension(&mut core, &mut ext, now);
         let Some(extension::Event::Execute { request, .. }) = wire.extension_events.pop() else {

@@ -766,12 +766,13 @@ impl Tool {
         }
     }
 
-    /// Whether the tool is named `name`: lengths compared first, a name of 8 to 16
+    /// Whether the tool is named `name` (the name's bytes, so a `json::Str` needs no
+    /// UTF-8 check to be asked with): lengths compared first, a name of 8 to 16
     /// bytes as two words, without a call ([`Reader::same_bytes`]). How both
     /// endpoints find a tool by name, in declaration order.
     #[inline]
-    pub(crate) fn is_named(&self, name: &str) -> bool {
-        Reader::same_bytes(self.name.as_bytes(), name.as_bytes())
+    pub(crate) fn is_named(&self, name: &[u8]) -> bool {
+        Reader::same_bytes(self.name.as_bytes(), name)
     }
 
     /// Checks `input` against the tool's `inputSchema` with

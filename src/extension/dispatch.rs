@@ -176,7 +176,7 @@ impl Extension {
             Ok(params) => params,
             Err(e) => return self.reply_error(route, id, invalid_params(&e)),
         };
-        let Some((_, input_schema)) = self.registry.find(&tool_name) else {
+        let Some((_, input_schema)) = self.registry.find(tool_name.as_bytes()) else {
             let error = ErrorObject::new(
                 ErrorCode::InvalidParams,
                 format!("Unknown tool '{tool_name}'"),

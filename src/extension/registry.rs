@@ -31,8 +31,9 @@ impl Registry {
         &self.tools
     }
 
-    /// The tool named `name`, with its prepared `inputSchema` if it has one.
-    pub(crate) fn find(&self, name: &str) -> Option<(&Tool, Option<&PreparedSchema>)> {
+    /// The tool named `name` (its bytes), with its prepared `inputSchema` if it has
+    /// one.
+    pub(crate) fn find(&self, name: &[u8]) -> Option<(&Tool, Option<&PreparedSchema>)> {
         let index = self.tools.iter().position(|tool| tool.is_named(name))?;
         let tool = self.tools.get(index)?;
         Some((tool, self.input_schemas.get(index)?.as_ref()))
@@ -86,7 +87,7 @@ mod tests {
         );
         for name in &asked {
             let expected = tools.iter().find(|t| t.name == *name);
-            let found = registry.find(name).map(|(tool, _)| tool);
+            let found = registry.find(name.as_bytes()).map(|(tool, _)| tool);
             assert_eq!(
                 found.map(|t| &t.description),
                 expected.map(|t| &t.description),

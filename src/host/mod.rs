@@ -410,7 +410,11 @@ impl Core {
     ) -> Result<CallId, UsageError> {
         self.check_ready()?;
         self.check_capacity()?;
-        let Some(index) = self.tools.iter().position(|t| t.is_named(tool_name)) else {
+        let Some(index) = self
+            .tools
+            .iter()
+            .position(|t| t.is_named(tool_name.as_bytes()))
+        else {
             return Err(UsageError::UnknownTool {
                 name: String::from(tool_name),
             });
