@@ -7,6 +7,9 @@
 use dhara_protocol::json::{self, ErrorKind, ParseOptions, Reader};
 use proptest::prelude::*;
 
+mod json_support;
+use json_support::write_plain_string;
+
 const STRICT: ParseOptions = ParseOptions {
     strict_surrogates: true,
     ..ParseOptions::DEFAULT
@@ -422,24 +425,10 @@ proptest! {
     }
 }
 
-/// How a string is written, one character at a time: `"`, `\` and the controls
-/// escaped, `\n \r \t \b \f` in their short forms.
+/// How a string is written, one character at a time.
 fn reference_written(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    let mut out = String::new();
+    write_plain_string(s, &mut out);
     out
 }
 

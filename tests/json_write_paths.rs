@@ -9,24 +9,8 @@
 use dhara_protocol::json::{self, Number, Object, Value};
 use proptest::prelude::*;
 
-/// A string as JSON, one character at a time.
-fn plain_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
+mod json_support;
+use json_support::{any_value_of, write_plain_string};
 
 /// A value as compact JSON, recursively.
 fn plain_value(v: &Value, out: &mut String) {
@@ -34,7 +18,7 @@ fn plain_value(v: &Value, out: &mut String) {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(n.as_str()),
-        Value::String(s) => plain_string(s, out),
+        Value::String(s) => write_plain_string(s, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -51,7 +35,7 @@ fn plain_value(v: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                plain_string(name, out);
+                write_plain_string(name, out);
                 out.push(':');
                 plain_value(value, out);
             }
@@ -95,7 +79,7 @@ fn check(v: &Value) {
 /// to other items.
 fn check_string(s: &str) {
     let mut expected = String::new();
-    plain_string(s, &mut expected);
+    write_plain_string(s, &mut expected);
     for prefix in ["", "{\"a\":"] {
         let mut out = Vec::with_capacity(prefix.len());
         out.extend_from_slice(prefix.as_bytes());
@@ -216,29 +200,8 @@ fn any_text() -> impl Strategy<Value = String> {
     prop::collection::vec(c, 0..24).prop_map(String::from_iter)
 }
 
-fn any_number() -> impl Strategy<Value = Number> {
-    prop_oneof![
-        any::<i64>().prop_map(Number::from),
-        any::<u64>().prop_map(Number::from),
-        "-?(0|[1-9][0-9]{0,20})(\\.[0-9]{1,6})?([eE][+-]?[0-9]{1,3})?"
-            .prop_map(|t| Number::from_text(&t).expect("grammar")),
-    ]
-}
-
 fn any_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any_number().prop_map(Value::Number),
-        any_text().prop_map(Value::from),
-    ];
-    leaf.prop_recursive(5, 48, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            prop::collection::vec((any_text(), inner), 0..6)
-                .prop_map(|members| Value::Object(Object::from_iter(members))),
-        ]
-    })
+    any_value_of(any_text(), any_text().boxed())
 }
 
 proptest! {
