@@ -40,6 +40,11 @@ pub use events::{
     State, UsageError,
 };
 use timers::Deadline;
+
+/// The methods of the requests the Core writes with an integer id: checked at build
+/// time to need no escape, so they are written as they are.
+const INITIALIZE: rpc::PlainMethod = rpc::PlainMethod::new(method::INITIALIZE);
+const TOOLS_EXECUTE: rpc::PlainMethod = rpc::PlainMethod::new(method::TOOLS_EXECUTE);
 pub use timers::{Timer, TimerReason};
 
 /// Settings of a [`Core`].
@@ -364,12 +369,7 @@ impl Core {
         self.observe(now);
         let deadline = self.deadline(&CallOptions::default());
         let call = self.start_call(CallKind::Initialize, deadline, |id, out| {
-            rpc::write_request_with_u64(
-                id.get(),
-                method::INITIALIZE,
-                |out| params.write_json(out),
-                out,
-            )
+            rpc::write_request_with_u64(id.get(), INITIALIZE, |out| params.write_json(out), out)
         });
         self.handshake = State::Initializing;
         Ok(call)
@@ -440,7 +440,7 @@ impl Core {
         Ok(self.start_call(CallKind::Execute, deadline, |id, out| {
             rpc::write_request_with_u64(
                 id.get(),
-                method::TOOLS_EXECUTE,
+                TOOLS_EXECUTE,
                 |out| ExecuteParams::write_parts(tool_name, input, out),
                 out,
             )

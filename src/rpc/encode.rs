@@ -44,17 +44,53 @@ pub fn write_request_with(
     write_call_with(method, write_params, out);
 }
 
-/// [`write_request_with`] for an integer id, written straight from `id` as the text
-/// `Id::from(id)` holds, without building that [`Id`].
+/// A method name seen, when the crate is built, to need no escape in JSON (no `"`,
+/// `\`, control or non-ASCII byte): written as it is between its quotes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PlainMethod(&'static str);
+
+impl PlainMethod {
+    /// `name`, checked. Meant for a `const`, so that a name that would need an
+    /// escape stops the build rather than a call.
+    pub(crate) const fn new(name: &'static str) -> PlainMethod {
+        assert!(
+            PlainMethod::is_plain(name),
+            "a plain method name needs no escape"
+        );
+        PlainMethod(name)
+    }
+
+    /// Whether `name` holds no byte that a JSON string escapes, nor any above ASCII.
+    const fn is_plain(name: &str) -> bool {
+        let bytes = name.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b < 0x20 || b >= 0x80 || b == b'"' || b == b'\\' {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+}
+
+/// [`write_request_with`] for an integer id and a plain method, the id written
+/// straight from `id` as the text `Id::from(id)` holds, without building that
+/// [`Id`], and the method as it is.
 pub(crate) fn write_request_with_u64(
     id: u64,
-    method: &str,
+    method: PlainMethod,
     write_params: impl FnOnce(&mut Vec<u8>),
     out: &mut Vec<u8>,
 ) {
     out.extend_from_slice(ENVELOPE_START_WITH_ID);
     Number::write_u64(id, out);
-    write_call_with(method, write_params, out);
+    out.extend_from_slice(b",\"method\":\"");
+    out.extend_from_slice(method.0.as_bytes());
+    out.extend_from_slice(b"\",\"params\":");
+    write_params(out);
+    out.push(b'}');
 }
 
 /// Writes a notification. `params`, when given, should be an array or an object.
@@ -195,6 +231,19 @@ mod tests {
             .chain([0, u64::MAX - 1, u64::MAX])
     }
 
+    /// Every byte a JSON string escapes keeps a name from being plain; the
+    /// protocol's methods are.
+    #[test]
+    fn plain_methods_are_those_that_need_no_escape() {
+        for bad in ["a\"b", "a\\b", "a\nb", "caf\u{e9}", "\u{1}"] {
+            assert!(!PlainMethod::is_plain(bad), "{bad:?}");
+        }
+        for good in ["tools/execute", "initialize", "progress", "a b~!", ""] {
+            assert!(PlainMethod::is_plain(good), "{good:?}");
+            assert_eq!(PlainMethod::new(good).0, good);
+        }
+    }
+
     #[test]
     fn a_request_with_an_integer_id_is_written_as_with_the_id_built() {
         let params = |out: &mut Vec<u8>| out.extend_from_slice(b"{\"a\":[1]}");
@@ -202,7 +251,7 @@ mod tests {
             let mut general = Vec::new();
             write_request_with(&Id::from(n), "tools/execute", params, &mut general);
             let mut direct = Vec::new();
-            write_request_with_u64(n, "tools/execute", params, &mut direct);
+            write_request_with_u64(n, PlainMethod::new("tools/execute"), params, &mut direct);
             assert_eq!(direct, general, "id {n}");
         }
     }

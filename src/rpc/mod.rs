@@ -77,7 +77,7 @@ pub use decode::{
     Incoming, LinePrefix, MessageRead, PayloadOf, decode, decode_reading, decode_view,
     decode_view_with, decode_with, scan_prefix,
 };
-pub(crate) use encode::write_request_with_u64;
+pub(crate) use encode::{PlainMethod, write_request_with_u64};
 pub use encode::{
     write_batch, write_error_object, write_id, write_message, write_notification,
     write_notification_with, write_request, write_request_with, write_response,
