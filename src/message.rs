@@ -350,11 +350,18 @@ fn mistyped<T>(r: &mut Reader<'_>, expected: &'static str) -> Read<T> {
 /// Reads a string as a [`Str`] (inline when short: a name, a short text).
 fn read_str(r: &mut Reader<'_>) -> Read<Str> {
     match r.peek() {
-        Some(b'"') => match r.plain_text() {
-            Some(text) => Ok(Ok(text)),
-            None => Ok(Ok(Str::from(r.read_str()?.0))),
-        },
+        Some(b'"') => Ok(Ok(str_value(r)?)),
         _ => mistyped(r, A_STRING),
+    }
+}
+
+/// The string value at the reader as a [`Str`]: plain ASCII kept as a window of the
+/// line, anything else decoded. A JSON error for a value that is not a string.
+#[inline(always)]
+fn str_value(r: &mut Reader<'_>) -> Result<Str, json::Error> {
+    match r.plain_text() {
+        Some(text) => Ok(text),
+        None => Ok(Str::from(r.read_str()?.0)),
     }
 }
 
@@ -896,10 +903,7 @@ impl ExecuteParams {
         if !usual.skip_exact(br#""toolName":"#) {
             return None;
         }
-        let tool_name = match usual.plain_text() {
-            Some(text) => text,
-            None => Str::from(usual.read_str().ok()?.0),
-        };
+        let tool_name = str_value(&mut usual).ok()?;
         if !usual.skip_exact_member_name(br#","input":"#) {
             return None;
         }
@@ -995,10 +999,7 @@ impl ToolResult {
         if !usual.skip_exact(br#""type":"text","text":"#) {
             return None;
         }
-        let text = match usual.plain_text() {
-            Some(text) => text,
-            None => Str::from(usual.read_str().ok()?.0),
-        };
+        let text = str_value(&mut usual).ok()?;
         if usual.next_member_bytes().ok()?.is_some() || usual.next_element().ok()? {
             return None;
         }

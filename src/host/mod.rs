@@ -40,12 +40,12 @@ pub use events::{
     State, UsageError,
 };
 use timers::Deadline;
+pub use timers::{Timer, TimerReason};
 
 /// The methods of the requests the Core writes with an integer id: checked at build
 /// time to need no escape, so they are written as they are.
 const INITIALIZE: rpc::PlainMethod = rpc::PlainMethod::new(method::INITIALIZE);
 const TOOLS_EXECUTE: rpc::PlainMethod = rpc::PlainMethod::new(method::TOOLS_EXECUTE);
-pub use timers::{Timer, TimerReason};
 
 /// Settings of a [`Core`].
 ///

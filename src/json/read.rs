@@ -1236,22 +1236,23 @@ fn decode_short(
         let b = *input.get(i)?;
         let (taken, next) = match b {
             b'"' => return Some((len, i)),
-            b'\\' => match SHORT_ESCAPES[usize::from(*input.get(i + 1)?)] {
-                0 => {
+            b'\\' => {
+                let letter = *input.get(i + 1)?;
+                match SHORT_ESCAPES[usize::from(letter)] {
                     // `\u`: a character that is not a surrogate, or the general path.
-                    if input.get(i + 1) != Some(&b'u') {
-                        return None;
+                    0 if letter == b'u' => {
+                        let c = char::from_u32(hex4(input, i + 2)?)?;
+                        let width = c.len_utf8();
+                        c.encode_utf8(out.get_mut(len..len + width)?);
+                        (width, i + 6)
                     }
-                    let c = char::from_u32(hex4(input, i + 2)?)?;
-                    let width = c.len_utf8();
-                    c.encode_utf8(out.get_mut(len..len + width)?);
-                    (width, i + 6)
+                    0 => return None,
+                    decoded => {
+                        *out.get_mut(len)? = decoded;
+                        (1, i + 2)
+                    }
                 }
-                decoded => {
-                    *out.get_mut(len)? = decoded;
-                    (1, i + 2)
-                }
-            },
+            }
             0x00..=0x1F => return None,
             0x80..=0xFF => {
                 let end = characters_end(input, i).ok()?;
