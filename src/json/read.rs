@@ -842,7 +842,7 @@ impl<'a> Reader<'a> {
         loop {
             match bytes.get(i) {
                 Some(b'\\') => {
-                    let next = self.escape(first + i, out, lone, replaced)? - first;
+                    let next = self.escape(bytes, first, i, out, lone, replaced)?;
                     i = specials.next(bytes, next);
                     out.take(text, next, i);
                 }
@@ -882,22 +882,27 @@ impl<'a> Reader<'a> {
         text
     }
 
-    /// Decodes the escape at `input[at]` (a backslash) into `out`; returns the index
-    /// after it.
+    /// Decodes the escape at `text[at]` (a backslash), where `text` is the checked
+    /// text from `input[first]` on, into `out`; returns the index in `text` after
+    /// it. Read from the checked text, which the decoding loop holds, rather than
+    /// from the input; an escape running past the checked text is reported as the
+    /// input has it.
     #[inline(always)]
     fn escape<T: Text>(
         &self,
+        text: &[u8],
+        first: usize,
         at: usize,
         out: &mut T,
         lone: LoneSurrogate,
         replaced: &mut bool,
     ) -> Result<usize, Error> {
-        let Some(&letter) = self.input.get(at + 1) else {
-            return Err(self.error(ErrorKind::UnexpectedEnd, at + 1));
+        let Some(&letter) = text.get(at + 1) else {
+            return Err(self.bad_escape(first + at));
         };
         match SHORT_ESCAPES[usize::from(letter)] {
-            0 if letter == b'u' => self.unicode_escape(at, out, lone, replaced),
-            0 => Err(self.error(ErrorKind::InvalidEscape, at)),
+            0 if letter == b'u' => self.unicode_escape(text, first, at, out, lone, replaced),
+            0 => Err(self.error(ErrorKind::InvalidEscape, first + at)),
             decoded => {
                 out.push_ascii(decoded);
                 Ok(at + 2)
@@ -905,19 +910,21 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Decodes `\uXXXX` at `input[at]`, joining a surrogate pair written as two
-    /// escapes. An ASCII character (a control character, most often) goes out as a
-    /// byte.
+    /// Decodes `\uXXXX` at `text[at]` (see [`escape`](Reader::escape)), joining a
+    /// surrogate pair written as two escapes. An ASCII character (a control
+    /// character, most often) goes out as a byte.
     #[inline(always)]
     fn unicode_escape<T: Text>(
         &self,
+        text: &[u8],
+        first: usize,
         at: usize,
         out: &mut T,
         lone: LoneSurrogate,
         replaced: &mut bool,
     ) -> Result<usize, Error> {
-        let Some(unit) = hex4(self.input, at + 2) else {
-            return Err(self.not_hex4(at + 2));
+        let Some(unit) = hex4(text, at + 2) else {
+            return Err(self.bad_escape(first + at));
         };
         if unit < 0x80 {
             out.push_ascii(unit as u8);
@@ -925,8 +932,8 @@ impl<'a> Reader<'a> {
         }
         let (c, end) = match unit {
             0xD800..=0xDBFF => {
-                let low = match self.input.get(at + 6..at + 8) {
-                    Some(b"\\u") => hex4(self.input, at + 8),
+                let low = match text.get(at + 6..at + 8) {
+                    Some(b"\\u") => hex4(text, at + 8),
                     _ => None,
                 };
                 match low {
@@ -945,9 +952,22 @@ impl<'a> Reader<'a> {
                 *replaced = true;
                 out.push(char::REPLACEMENT_CHARACTER);
             }
-            None => return Err(self.error(ErrorKind::LoneSurrogate, at)),
+            None => return Err(self.error(ErrorKind::LoneSurrogate, first + at)),
         }
         Ok(end)
+    }
+
+    /// The error for the escape at `input[at]` that the checked text does not hold
+    /// whole as an escape: it runs past the end of the input, or its letter or hex
+    /// digits are not what an escape has (a byte that is not UTF-8 among them
+    /// included).
+    #[cold]
+    fn bad_escape(&self, at: usize) -> Error {
+        match self.input.get(at + 1) {
+            None => self.error(ErrorKind::UnexpectedEnd, at + 1),
+            Some(b'u') => self.not_hex4(at + 2),
+            Some(_) => self.error(ErrorKind::InvalidEscape, at),
+        }
     }
 
     /// The error for the four bytes at `input[at..]`, after `\u`, that are not four
