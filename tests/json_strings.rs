@@ -312,6 +312,8 @@ fn the_first_error_in_a_string_wins() {
         (b"\"a\x01 b\xFF\"", ErrorKind::ControlCharacterInString, 2),
         (b"\"a\\n\xFF\x01\"", ErrorKind::InvalidUtf8, 4),
         (b"\"\\u12\xFF4\"", ErrorKind::InvalidEscape, 1),
+        (b"\"ok\\\xFF\"", ErrorKind::InvalidEscape, 3),
+        (b"\"\\ud83d\\u12\xFF4\"", ErrorKind::InvalidEscape, 7),
         (b"\"ok\\n\xE2\x82", ErrorKind::InvalidUtf8, 5),
         (b"\"ok\\n\xE2\x82\xAC", ErrorKind::UnexpectedEnd, 8),
         (b"\"ok\\", ErrorKind::UnexpectedEnd, 4),
