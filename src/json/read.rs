@@ -965,19 +965,9 @@ impl<'a> Reader<'a> {
     fn bad_escape(&self, at: usize) -> Error {
         match self.input.get(at + 1) {
             None => self.error(ErrorKind::UnexpectedEnd, at + 1),
-            Some(b'u') => self.not_hex4(at + 2),
+            // `\u` and fewer than four bytes after it.
+            Some(b'u') if self.input.len() < at + 6 => self.error(ErrorKind::UnexpectedEnd, at + 2),
             Some(_) => self.error(ErrorKind::InvalidEscape, at),
-        }
-    }
-
-    /// The error for the four bytes at `input[at..]`, after `\u`, that are not four
-    /// hex digits.
-    #[cold]
-    fn not_hex4(&self, at: usize) -> Error {
-        if self.input.len() < at + 4 {
-            self.error(ErrorKind::UnexpectedEnd, at)
-        } else {
-            self.error(ErrorKind::InvalidEscape, at - 2)
         }
     }
 
