@@ -1,7 +1,7 @@
 //! The input validator, keyword by keyword: what each accepts and rejects, the path
 //! and message of each error, the order errors are found in, and the depth guard.
 
-use dhara_protocol::json::{Number, Object, Value, json};
+use dhara_protocol::json::{self, Number, Object, Value, json};
 use dhara_protocol::schema::{MAX_DEPTH, SchemaError, validate};
 
 fn num(text: &str) -> Value {
@@ -719,4 +719,42 @@ fn a_deep_input_under_a_shallow_schema_is_not_descended() {
         );
     }
     unwind(input);
+}
+
+#[test]
+fn unchecked_keywords_are_listed_once_and_annotations_never() {
+    use dhara_protocol::schema::unchecked_keywords;
+    let schema = json::parse(
+        br#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"t","type":"object",
+            "properties":{"a":{"type":"string","format":"uri","pattern":"x"},
+                          "b":{"type":"array","items":{"anyOf":[{"type":"string"}],"pattern":"y"}}},
+            "additionalProperties":{"not":{}},"default":{}}"#,
+    )
+    .unwrap();
+    assert_eq!(unchecked_keywords(&schema), ["pattern", "anyOf", "not"]);
+    let plain =
+        json::parse(br#"{"type":"object","properties":{"x":{"enum":[1]}},"required":["x"]}"#)
+            .unwrap();
+    assert!(unchecked_keywords(&plain).is_empty());
+    // Deeper than the validator's bound is not looked at.
+    let mut deep = Vec::new();
+    for _ in 0..200 {
+        deep.extend_from_slice(br#"{"items":"#);
+    }
+    deep.extend_from_slice(br#"{"not":{}}"#);
+    deep.extend(core::iter::repeat_n(b'}', 200));
+    let options = dhara_protocol::json::ParseOptions {
+        max_depth: 210,
+        ..dhara_protocol::json::ParseOptions::DEFAULT
+    };
+    let deep = dhara_protocol::json::parse_with(&deep, &options).unwrap();
+    assert!(unchecked_keywords(&deep).is_empty());
+    let mut deep_not = Vec::new();
+    for _ in 0..10 {
+        deep_not.extend_from_slice(br#"{"items":"#);
+    }
+    deep_not.extend_from_slice(br#"{"not":{}}"#);
+    deep_not.extend(core::iter::repeat_n(b'}', 10));
+    let deep_not = json::parse(&deep_not).unwrap();
+    assert_eq!(unchecked_keywords(&deep_not), ["not"]);
 }
