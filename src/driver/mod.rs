@@ -47,5 +47,7 @@
 mod process;
 mod serve;
 
-pub use process::{Error, ExtensionProcess, Options, Stderr, TraceHook, Traced, kill_group};
+pub use process::{
+    Error, ExtensionProcess, Options, Stderr, TraceHook, Traced, kill_group, kill_process_group,
+};
 pub use serve::{RunningCall, StdioExtension, ToolHandler};

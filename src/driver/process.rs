@@ -629,25 +629,34 @@ impl core::fmt::Debug for ExtensionProcess {
     }
 }
 
-/// Kills the process group `group` with `kill -s KILL -- -<group>`, which needs no
-/// `libc`: the `kill` program, or the shell's own `kill` where there is no such
-/// program (minimal container images). Then kills the child itself in any case, so a
-/// wait that follows ends even where the group kill did not work.
-///
-/// The `--` matters: without it, procps-ng 4's `kill` reads `-<group>` as an option
-/// and signals `-1`, every process the user may signal. `group` is the child's pid
+/// Kills the process group `group` and then the child itself, so that a wait that
+/// follows ends even where the group kill did not work. `group` is the child's pid
 /// when it was spawned as the leader of its own group (`process_group(0)` on Unix);
-/// `None` kills only the child.
+/// `None` kills only the child. See [`kill_process_group`].
 pub fn kill_group(child: &mut Child, group: Option<u32>) {
     if let Some(pgid) = group {
-        let target = format!("-{pgid}");
-        let killed = run_quietly(Command::new("kill").args(["-s", "KILL", "--", &target]));
-        if !killed {
-            let script = r#"kill -s KILL -- "$0""#;
-            run_quietly(Command::new("sh").args(["-c", script, &target]));
-        }
+        kill_process_group(pgid);
     }
     let _ = child.kill();
+}
+
+/// Sends `SIGKILL` to every process in the process group `pgid`, by pid alone, for
+/// drivers that hold no [`std::process::Child`] (a `tokio::process::Child`, a pid from
+/// elsewhere). Returns `true` when the signal was sent. On other systems than Unix
+/// there are no process groups: it does nothing and returns `false`.
+///
+/// It needs no `libc`: it runs `kill -s KILL -- -<pgid>`, the `kill` program, or the
+/// shell's own `kill` where there is no such program (minimal container images). The
+/// `--` matters: without it, procps-ng 4's `kill` reads `-<pgid>` as an option and
+/// signals `-1`, every process the user may signal. A `pgid` of 0 or 1 (this
+/// process's own group, or every process) is refused.
+pub fn kill_process_group(pgid: u32) -> bool {
+    if !cfg!(unix) || pgid <= 1 {
+        return false;
+    }
+    let target = format!("-{pgid}");
+    run_quietly(Command::new("kill").args(["-s", "KILL", "--", &target]))
+        || run_quietly(Command::new("sh").args(["-c", r#"kill -s KILL -- "$0""#, &target]))
 }
 
 /// Runs a command with no input or output; `true` when it ran and succeeded.
