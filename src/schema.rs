@@ -1396,6 +1396,96 @@ impl<T: fmt::Display> fmt::Display for Listed<'_, T> {
     }
 }
 
+/// The keywords [`validate`] checks.
+const CHECKED: &[&str] = &[
+    "type",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "properties",
+    "required",
+    "additionalProperties",
+];
+
+/// Keywords that say something about a value without constraining it: never reported
+/// as unchecked.
+const ANNOTATIONS: &[&str] = &[
+    "$schema",
+    "$id",
+    "$comment",
+    "$anchor",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "format",
+    "$defs",
+    "definitions",
+];
+
+/// The keywords in `schema` that constrain a value but that [`validate`] does not
+/// check, each named once, in the order first met (depth first). A tool whose schema
+/// uses them is still callable; its input is just checked less than its author meant.
+///
+/// ```
+/// use dhara_protocol::json;
+/// use dhara_protocol::schema::unchecked_keywords;
+///
+/// let schema = json::parse(br#"{"type":"object","properties":{"url":{"type":"string","pattern":"^https://"}},"not":{"required":["x"]}}"#).unwrap();
+/// assert_eq!(unchecked_keywords(&schema), ["not", "pattern"]);
+/// ```
+pub fn unchecked_keywords(schema: &Value) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    // An explicit work list, as in `validate`, so no schema can overflow the stack;
+    // past `MAX_DEPTH` the rest is not looked at.
+    let mut work: Vec<(&Value, usize)> = Vec::from([(schema, 0)]);
+    let mut later: Vec<(&Value, usize)> = Vec::new();
+    while let Some((schema, depth)) = work.pop() {
+        let Value::Object(object) = schema else {
+            continue;
+        };
+        if depth >= MAX_DEPTH {
+            continue;
+        }
+        for (name, value) in object.iter() {
+            let name = name.as_str();
+            let children: &[&Value] = match (name, value) {
+                ("properties" | "$defs" | "definitions", Value::Object(members)) => {
+                    later.extend(members.iter().map(|(_, v)| (v, depth + 1)));
+                    &[]
+                }
+                ("items" | "prefixItems", Value::Array(schemas)) => {
+                    later.extend(schemas.iter().map(|v| (v, depth + 1)));
+                    &[]
+                }
+                ("items" | "additionalItems" | "additionalProperties", child) => &[child],
+                _ => &[],
+            };
+            later.extend(children.iter().map(|&v| (v, depth + 1)));
+            let known = CHECKED.contains(&name) || ANNOTATIONS.contains(&name);
+            if !known && !found.iter().any(|f| f == name) {
+                found.push(String::from(name));
+            }
+        }
+        // Children in schema order: pushed reversed onto the work list.
+        work.extend(later.drain(..).rev());
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1534,94 +1624,4 @@ mod tests {
         let wrong = Value::Array(alloc::vec![Value::from(1)]);
         assert_eq!(prepared.validate(&wrong), validate(&schema, &wrong));
     }
-}
-
-/// The keywords [`validate`] checks.
-const CHECKED: &[&str] = &[
-    "type",
-    "enum",
-    "const",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "minLength",
-    "maxLength",
-    "minItems",
-    "maxItems",
-    "items",
-    "prefixItems",
-    "additionalItems",
-    "properties",
-    "required",
-    "additionalProperties",
-];
-
-/// Keywords that say something about a value without constraining it: never reported
-/// as unchecked.
-const ANNOTATIONS: &[&str] = &[
-    "$schema",
-    "$id",
-    "$comment",
-    "$anchor",
-    "title",
-    "description",
-    "default",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "format",
-    "$defs",
-    "definitions",
-];
-
-/// The keywords in `schema` that constrain a value but that [`validate`] does not
-/// check, each named once, in the order first met (depth first). A tool whose schema
-/// uses them is still callable; its input is just checked less than its author meant.
-///
-/// ```
-/// use dhara_protocol::json;
-/// use dhara_protocol::schema::unchecked_keywords;
-///
-/// let schema = json::parse(br#"{"type":"object","properties":{"url":{"type":"string","pattern":"^https://"}},"not":{"required":["x"]}}"#).unwrap();
-/// assert_eq!(unchecked_keywords(&schema), ["not", "pattern"]);
-/// ```
-pub fn unchecked_keywords(schema: &Value) -> Vec<String> {
-    let mut found: Vec<String> = Vec::new();
-    // An explicit work list, as in `validate`, so no schema can overflow the stack;
-    // past `MAX_DEPTH` the rest is not looked at.
-    let mut work: Vec<(&Value, usize)> = Vec::from([(schema, 0)]);
-    let mut later: Vec<(&Value, usize)> = Vec::new();
-    while let Some((schema, depth)) = work.pop() {
-        let Value::Object(object) = schema else {
-            continue;
-        };
-        if depth >= MAX_DEPTH {
-            continue;
-        }
-        for (name, value) in object.iter() {
-            let name = name.as_str();
-            let children: &[&Value] = match (name, value) {
-                ("properties" | "$defs" | "definitions", Value::Object(members)) => {
-                    later.extend(members.iter().map(|(_, v)| (v, depth + 1)));
-                    &[]
-                }
-                ("items" | "prefixItems", Value::Array(schemas)) => {
-                    later.extend(schemas.iter().map(|v| (v, depth + 1)));
-                    &[]
-                }
-                ("items" | "additionalItems" | "additionalProperties", child) => &[child],
-                _ => &[],
-            };
-            later.extend(children.iter().map(|&v| (v, depth + 1)));
-            let known = CHECKED.contains(&name) || ANNOTATIONS.contains(&name);
-            if !known && !found.iter().any(|f| f == name) {
-                found.push(String::from(name));
-            }
-        }
-        // Children in schema order: pushed reversed onto the work list.
-        work.extend(later.drain(..).rev());
-    }
-    found
 }
