@@ -27,9 +27,16 @@ const READ_CHUNK: usize = 8 * 1024;
 const CHANNEL_CHUNKS: usize = 64;
 /// How often the loop checks whether the child has exited while it waits.
 const EXIT_POLL: Duration = Duration::from_millis(50);
-/// After the child has exited, how long to wait for the end of its stdout (a
-/// grandchild may hold the pipe open) before reporting the exit anyway.
-const STDOUT_DRAIN: Duration = Duration::from_millis(200);
+/// After the child has exited, how long a driver waits for the end of its stdout
+/// before it reports the exit anyway: 200 ms.
+///
+/// A driver reports [`Input::StdoutClosed`] before [`Input::Exited`], so that a reply
+/// written just before the exit is read. Usually stdout ends with the exit; but a
+/// process the extension started may hold the pipe open after the extension itself
+/// has exited, and then the end of stdout never comes. Past this wait the driver
+/// reports the exit all the same. It is also how long the end of stderr is waited
+/// for after the session has closed.
+pub const STDOUT_DRAIN: Duration = Duration::from_millis(200);
 /// The longest stderr or stdout line kept whole for tracing and prefixing.
 const LINE_MAX: usize = 64 * 1024;
 /// How many events the blocking conveniences set aside for [`ExtensionProcess::next_event`]
