@@ -326,7 +326,7 @@ fn core_reports_a_line_that_is_not_json() {
 
 #[test]
 fn extension_answers_a_line_that_is_not_json() {
-    extension_rejects(b"hello", ErrorCode::ParseError, Id::Null);
+    extension_rejects(b"hello", ErrorCode::PARSE_ERROR, Id::Null);
 }
 
 #[test]
@@ -344,7 +344,7 @@ fn core_reports_bytes_that_are_not_utf8() {
 fn extension_answers_bytes_that_are_not_utf8() {
     extension_rejects(
         b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"x\":\"\xc3\x28\"}}",
-        ErrorCode::ParseError,
+        ErrorCode::PARSE_ERROR,
         Id::Null,
     );
 }
@@ -371,13 +371,13 @@ fn core_replaces_a_lone_surrogate_in_a_tool_result() {
 fn extension_rejects_a_lone_surrogate_in_a_method_or_a_member_name() {
     extension_rejects(
         br#"{"jsonrpc":"2.0","id":4,"method":"tools/\udc00"}"#,
-        ErrorCode::InvalidRequest,
+        ErrorCode::INVALID_REQUEST,
         Id::from(4u64),
     );
     // In a member name replacement could make two names equal: not JSON at all.
     extension_rejects(
         br#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"\ud800":1}}"#,
-        ErrorCode::ParseError,
+        ErrorCode::PARSE_ERROR,
         Id::Null,
     );
 }
@@ -410,7 +410,7 @@ fn core_reports_ten_million_nested_arrays() {
 
 #[test]
 fn extension_answers_ten_million_nested_arrays() {
-    extension_rejects(&deeply_nested(), ErrorCode::ParseError, Id::Null);
+    extension_rejects(&deeply_nested(), ErrorCode::PARSE_ERROR, Id::Null);
 }
 
 // ---- Lines over the limit, cut lines, line endings ----------------------------------
@@ -639,12 +639,12 @@ fn extension_answers_duplicate_envelope_members() {
     // The id itself is duplicated: the answer cannot name either.
     extension_rejects(
         br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list"}"#,
-        ErrorCode::InvalidRequest,
+        ErrorCode::INVALID_REQUEST,
         Id::Null,
     );
     extension_rejects(
         br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"initialize"}"#,
-        ErrorCode::InvalidRequest,
+        ErrorCode::INVALID_REQUEST,
         Id::from(1u64),
     );
 }
@@ -672,12 +672,12 @@ fn core_reports_a_wrong_jsonrpc_version() {
 fn extension_answers_a_wrong_jsonrpc_version() {
     extension_rejects(
         br#"{"jsonrpc":"1.0","id":1,"method":"tools/list"}"#,
-        ErrorCode::InvalidRequest,
+        ErrorCode::INVALID_REQUEST,
         Id::from(1u64),
     );
     extension_rejects(
         br#"{"id":1,"method":"tools/list"}"#,
-        ErrorCode::InvalidRequest,
+        ErrorCode::INVALID_REQUEST,
         Id::from(1u64),
     );
 }
@@ -697,7 +697,7 @@ fn core_reports_primitive_params() {
 fn extension_answers_primitive_params() {
     extension_rejects(
         br#"{"jsonrpc":"2.0","id":8,"method":"tools/execute","params":3}"#,
-        ErrorCode::InvalidRequest,
+        ErrorCode::INVALID_REQUEST,
         Id::from(8u64),
     );
 }
@@ -722,7 +722,7 @@ fn core_reports_object_array_and_float_ids() {
 fn extension_answers_object_array_and_float_ids() {
     for id in ["{\"a\":1}", "[1]", "1.5", "1e3", "true"] {
         let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#);
-        extension_rejects(line.as_bytes(), ErrorCode::InvalidRequest, Id::Null);
+        extension_rejects(line.as_bytes(), ErrorCode::INVALID_REQUEST, Id::Null);
     }
 }
 
@@ -770,7 +770,7 @@ fn core_reports_a_message_with_neither_method_result_nor_error() {
 fn extension_answers_a_message_with_neither_method_result_nor_error() {
     extension_rejects(
         br#"{"jsonrpc":"2.0","id":6}"#,
-        ErrorCode::InvalidRequest,
+        ErrorCode::INVALID_REQUEST,
         Id::from(6u64),
     );
 }

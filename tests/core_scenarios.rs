@@ -341,7 +341,7 @@ fn a_jsonrpc_error_ends_the_call() {
     else {
         panic!("{events:?}")
     };
-    assert_eq!(error.code, ErrorCode::InvalidParams);
+    assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
     assert_eq!(error.message, "Missing required parameter 'url'");
     assert_eq!(
         error
@@ -684,7 +684,7 @@ fn a_reply_with_the_wrong_id_type_matches_nothing() {
     s.feed_line(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#);
     let events = s.take_events();
     assert!(
-        matches!(&events[..], [Event::Protocol(PeerError::ErrorWithoutId { error })] if error.code == ErrorCode::ParseError)
+        matches!(&events[..], [Event::Protocol(PeerError::ErrorWithoutId { error })] if error.code == ErrorCode::PARSE_ERROR)
     );
     assert!(s.take_written().is_empty());
 }

@@ -266,7 +266,7 @@ fn whole_lifecycle(to_ext: Vec<usize>, to_core: Vec<usize>) {
     let Err(CallError::Rpc(error)) = s.result(invalid) else {
         panic!("{:?}", s.result(invalid))
     };
-    assert_eq!(error.code, ErrorCode::InvalidParams);
+    assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
     assert_eq!(error.message, "Missing required parameter 'text'");
     assert_eq!(
         error.data.as_ref().map(|d| d["toolName"].clone()),

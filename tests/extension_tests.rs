@@ -162,7 +162,7 @@ fn a_line_that_is_not_json_is_a_parse_error_with_id_null_and_the_session_goes_on
     assert_eq!(error_code(&reply), -32700);
     assert!(matches!(
         &run.events[..],
-        [Event::Protocol(PeerError::Invalid { id: Id::Null, error })] if error.code == ErrorCode::ParseError
+        [Event::Protocol(PeerError::Invalid { id: Id::Null, error })] if error.code == ErrorCode::PARSE_ERROR
     ));
     for garbage in ["hello", "[1,", "\u{1}", "{}}", "nul"] {
         assert_eq!(

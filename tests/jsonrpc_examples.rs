@@ -81,7 +81,7 @@ impl ExampleServer {
             "sum" => sum(params),
             "get_data" => Ok(Value::Array(vec![Value::from("hello"), Value::from(5u64)])),
             _ => Err(ErrorObject::new(
-                ErrorCode::MethodNotFound,
+                ErrorCode::METHOD_NOT_FOUND,
                 "Method not found",
             )),
         };
@@ -93,7 +93,7 @@ impl ExampleServer {
 }
 
 fn invalid_params(why: &str) -> ErrorObject {
-    ErrorObject::new(ErrorCode::InvalidParams, format!("Invalid params: {why}"))
+    ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("Invalid params: {why}"))
 }
 
 /// `subtract(minuend, subtrahend)`, positional or named.

@@ -35,7 +35,7 @@ fn invalid(line: &str, kind: DecodeErrorKind, id: Option<Id>) {
     let e = err(line);
     assert_eq!(e.kind(), &kind, "{line}");
     assert_eq!(e.id, id, "{line}");
-    assert_eq!(e.error_object().code, ErrorCode::InvalidRequest, "{line}");
+    assert_eq!(e.error_object().code, ErrorCode::INVALID_REQUEST, "{line}");
     assert_eq!(e.error_object().code.code(), -32600);
     assert_eq!(e.to_response().id, id.unwrap_or(Id::Null), "{line}");
 }
@@ -46,7 +46,7 @@ fn assert_parse_error(line: &[u8]) {
             assert!(matches!(e.kind(), DecodeErrorKind::Json(_)), "{e}");
             assert!(e.is_parse_error());
             assert_eq!(e.id, None);
-            assert_eq!(e.error_object().code, ErrorCode::ParseError);
+            assert_eq!(e.error_object().code, ErrorCode::PARSE_ERROR);
             assert_eq!(e.error_object().code.code(), -32700);
             assert!(e.error_object().message.starts_with("Parse error"));
             assert_eq!(e.to_response().id, Id::Null);
@@ -447,7 +447,7 @@ fn responses_carry_a_result_or_an_error() {
         ok(r#"{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":"1"}"#),
         Message::Response(Response::error(
             Id::from("1"),
-            ErrorObject::new(ErrorCode::MethodNotFound, "Method not found")
+            ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found")
         ))
     );
     let mut data = Object::new();
@@ -710,7 +710,7 @@ fn every_invalid_request_message_names_its_reason() {
     ];
     let mut messages: Vec<String> = kinds.iter().map(ToString::to_string).collect();
     for (kind, message) in kinds.iter().zip(&messages) {
-        assert_eq!(kind.code(), ErrorCode::InvalidRequest);
+        assert_eq!(kind.code(), ErrorCode::INVALID_REQUEST);
         assert!(message.starts_with("Invalid Request: "), "{message}");
     }
     messages.sort();
@@ -727,11 +727,11 @@ fn every_invalid_request_message_names_its_reason() {
 #[test]
 fn named_error_codes() {
     let named = [
-        (-32700, ErrorCode::ParseError, "Parse error"),
-        (-32600, ErrorCode::InvalidRequest, "Invalid Request"),
-        (-32601, ErrorCode::MethodNotFound, "Method not found"),
-        (-32602, ErrorCode::InvalidParams, "Invalid params"),
-        (-32603, ErrorCode::InternalError, "Internal error"),
+        (-32700, ErrorCode::PARSE_ERROR, "Parse error"),
+        (-32600, ErrorCode::INVALID_REQUEST, "Invalid Request"),
+        (-32601, ErrorCode::METHOD_NOT_FOUND, "Method not found"),
+        (-32602, ErrorCode::INVALID_PARAMS, "Invalid params"),
+        (-32603, ErrorCode::INTERNAL_ERROR, "Internal error"),
     ];
     for (code, variant, name) in named {
         assert_eq!(ErrorCode::from(code), variant);
@@ -743,32 +743,33 @@ fn named_error_codes() {
 
 #[test]
 fn error_code_range_boundaries() {
+    // (code, server error, reserved)
     let cases = [
-        (-32768, ErrorCode::Reserved(-32768)),
-        (-32769, ErrorCode::Application(-32769)),
-        (-32000, ErrorCode::ServerError(-32000)),
-        (-31999, ErrorCode::Application(-31999)),
-        (-32099, ErrorCode::ServerError(-32099)),
-        (-32100, ErrorCode::Reserved(-32100)),
-        (-32002, ErrorCode::ServerError(-32002)),
-        (-32604, ErrorCode::Reserved(-32604)),
-        (-32699, ErrorCode::Reserved(-32699)),
-        (-32701, ErrorCode::Reserved(-32701)),
-        (0, ErrorCode::Application(0)),
-        (i64::MIN, ErrorCode::Application(i64::MIN)),
-        (i64::MAX, ErrorCode::Application(i64::MAX)),
+        (-32768, false, true),
+        (-32769, false, false),
+        (-32000, true, true),
+        (-31999, false, false),
+        (-32099, true, true),
+        (-32100, false, true),
+        (-32002, true, true),
+        (-32604, false, true),
+        (-32699, false, true),
+        (-32701, false, true),
+        (0, false, false),
+        (i64::MIN, false, false),
+        (i64::MAX, false, false),
     ];
-    for (code, variant) in cases {
-        assert_eq!(ErrorCode::from_code(code), variant, "{code}");
-        assert_eq!(variant.code(), code);
+    for (code, server, reserved) in cases {
+        let c = ErrorCode::new(code);
+        assert_eq!(c.code(), code);
+        assert_eq!(c.is_server_error(), server, "{code}");
+        assert_eq!(c.is_reserved(), reserved, "{code}");
+        assert_eq!(c.name() == Some("Server error"), server, "{code}");
     }
+    assert_eq!(ErrorCode::new(-32001).to_string(), "-32001 (Server error)");
+    assert_eq!(ErrorCode::new(5).to_string(), "5");
     assert_eq!(
-        ErrorCode::ServerError(-32001).to_string(),
-        "-32001 (Server error)"
-    );
-    assert_eq!(ErrorCode::Application(5).to_string(), "5");
-    assert_eq!(
-        ErrorObject::new(ErrorCode::MethodNotFound, "Method not found").to_string(),
+        ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found").to_string(),
         "Method not found (code -32601)"
     );
 }
@@ -776,25 +777,25 @@ fn error_code_range_boundaries() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1024))]
 
+    /// Equality follows the wire value: a code equals another exactly when both write
+    /// the same integer, and a code read back from an error response equals the one
+    /// written.
     #[test]
-    fn every_i64_maps_to_one_error_code_and_back(code in prop_oneof![
+    fn error_codes_compare_by_their_wire_value(a in prop_oneof![
         any::<i64>(),
         -32800i64..=-31900,
-    ]) {
-        let variant = ErrorCode::from_code(code);
-        prop_assert_eq!(variant.code(), code);
-        prop_assert_eq!(ErrorCode::from_code(variant.code()), variant);
-        let expected = match code {
-            -32700 => ErrorCode::ParseError,
-            -32600 => ErrorCode::InvalidRequest,
-            -32601 => ErrorCode::MethodNotFound,
-            -32602 => ErrorCode::InvalidParams,
-            -32603 => ErrorCode::InternalError,
-            c if (-32099..=-32000).contains(&c) => ErrorCode::ServerError(c),
-            c if (-32768..=-32000).contains(&c) => ErrorCode::Reserved(c),
-            c => ErrorCode::Application(c),
+    ], b in -32800i64..=-31900) {
+        prop_assert_eq!(ErrorCode::new(a) == ErrorCode::new(b), a == b);
+        prop_assert_eq!(ErrorCode::from(a), ErrorCode::new(a));
+        let response = Response::error(Id::from(1u64), ErrorObject::new(a, "x"));
+        let mut line = Vec::new();
+        dhara_protocol::rpc::write_response(&response, &mut line);
+        let Incoming::Single(Ok(Message::Response(back))) = dhara_protocol::rpc::decode(&line) else {
+            panic!("an error response decodes");
         };
-        prop_assert_eq!(variant, expected);
+        let Err(error) = back.outcome else { panic!("an error outcome") };
+        prop_assert_eq!(error.code, ErrorCode::new(a));
+        prop_assert_eq!(error.code.code(), a);
     }
 }
 

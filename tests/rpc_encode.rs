@@ -59,7 +59,7 @@ fn responses() {
     );
 
     out.clear();
-    let error = ErrorObject::new(ErrorCode::MethodNotFound, "Method not found");
+    let error = ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found");
     write_response(&Response::error(Id::from(3u64), error), &mut out);
     assert_eq!(
         text(&out),
@@ -150,7 +150,7 @@ fn batches() {
         Response::result(Id::from(1u64), Value::from(7u64)),
         Response::error(
             Id::Null,
-            ErrorObject::new(ErrorCode::InvalidRequest, "Invalid Request"),
+            ErrorObject::new(ErrorCode::INVALID_REQUEST, "Invalid Request"),
         ),
     ];
     write_response_batch(&responses, &mut out);

@@ -959,10 +959,7 @@ impl Paired {
                 .map(|_| true),
             Answer::RpcError => self
                 .ext
-                .respond_error(
-                    request,
-                    ErrorObject::new(ErrorCode::ServerError(-32050), "boom"),
-                )
+                .respond_error(request, ErrorObject::new(ErrorCode::new(-32050), "boom"))
                 .map(|_| true),
         };
         prop_assert!(
@@ -1011,7 +1008,7 @@ fn run_paired(script: &PairScript) -> Result<(), TestCaseError> {
             while let Some(request) = sim.peer.pending.pop() {
                 let failed = sim.peer.ext.respond_error(
                     request,
-                    ErrorObject::new(ErrorCode::ServerError(-32000), "shutting down"),
+                    ErrorObject::new(ErrorCode::new(-32000), "shutting down"),
                 );
                 prop_assert!(failed.is_ok());
             }

@@ -220,7 +220,7 @@ fn handle_event(
             // Every tool is added with its handler, and the endpoint refuses calls of
             // tools it does not offer, so a handler is always found.
             let Some(handler) = handlers.get(tool_name.as_str()).cloned() else {
-                let error = ErrorObject::new(ErrorCode::InternalError, "No handler for the tool");
+                let error = ErrorObject::new(ErrorCode::INTERNAL_ERROR, "No handler for the tool");
                 let _ = endpoint.respond_error(request, error);
                 return;
             };
@@ -234,14 +234,14 @@ fn handle_event(
                     let outcome = catch_unwind(AssertUnwindSafe(|| handler(input, &call)))
                         .unwrap_or_else(|_| {
                             Err(ErrorObject::new(
-                                ErrorCode::InternalError,
+                                ErrorCode::INTERNAL_ERROR,
                                 format!("Tool '{tool_name}' failed unexpectedly"),
                             ))
                         });
                     let _ = call.to_loop.send(Wake::Finished(call.request, outcome));
                 });
             if started.is_err() {
-                let error = ErrorObject::new(ErrorCode::InternalError, "Could not start the tool");
+                let error = ErrorObject::new(ErrorCode::INTERNAL_ERROR, "Could not start the tool");
                 let _ = endpoint.respond_error(request, error);
             }
         }

@@ -40,7 +40,7 @@ impl Extension {
                 let id = request_id_in_prefix(prefix);
                 if let Some(id) = &id {
                     let error = ErrorObject::new(
-                        ErrorCode::InvalidRequest,
+                        ErrorCode::INVALID_REQUEST,
                         format!(
                             "Invalid Request: a message of {len} bytes is over the limit of {} bytes",
                             self.config.max_line_bytes
@@ -152,7 +152,7 @@ impl Extension {
 
     fn initialize(&mut self, route: Route, id: Id, params: Option<RawValue<'_>>) {
         if self.initialized {
-            let error = ErrorObject::new(ErrorCode::InvalidRequest, "Already initialized");
+            let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, "Already initialized");
             return self.reply_error(route, id, error);
         }
         match InitializeParams::from_raw(params.unwrap_or(RawValue::NULL)) {
@@ -178,7 +178,7 @@ impl Extension {
         };
         let Some((_, input_schema)) = self.registry.find(tool_name.as_bytes()) else {
             let error = ErrorObject::new(
-                ErrorCode::InvalidParams,
+                ErrorCode::INVALID_PARAMS,
                 format!("Unknown tool '{tool_name}'"),
             )
             .with_data(data([("toolName", Value::from(tool_name))]));
@@ -187,7 +187,7 @@ impl Extension {
         if self.config.validate_input {
             if let Err(e) = input_schema.map_or(Ok(()), |schema| schema.validate(&input)) {
                 let error =
-                    ErrorObject::new(ErrorCode::InvalidParams, e.message()).with_data(data([
+                    ErrorObject::new(ErrorCode::INVALID_PARAMS, e.message()).with_data(data([
                         ("toolName", Value::from(tool_name)),
                         ("path", Value::from(e.path())),
                     ]));
@@ -204,7 +204,7 @@ impl Extension {
     }
 
     fn method_not_found(&mut self, route: Route, id: Id, method: &str) {
-        let error = ErrorObject::new(ErrorCode::MethodNotFound, "Method not found")
+        let error = ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found")
             .with_data(data([("method", Value::from(method))]));
         self.reply_error(route, id, error);
     }
@@ -240,7 +240,7 @@ fn read_execute(line: &[u8]) -> Option<(Id, Result<ExecuteParams, FieldError>)> 
 
 /// -32602 for params that are missing or mistyped, naming the field.
 fn invalid_params(e: &FieldError) -> ErrorObject {
-    ErrorObject::new(ErrorCode::InvalidParams, format!("Invalid params: {e}"))
+    ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("Invalid params: {e}"))
         .with_data(data([("path", Value::from(e.path()))]))
 }
 

@@ -324,7 +324,7 @@ impl Core {
     fn handle_request(&mut self, request: RequestView<'_>, in_batch: bool) {
         let RequestView { id, method, .. } = request;
         let method = method.into_owned();
-        let error = ErrorObject::new(ErrorCode::MethodNotFound, "Method not found");
+        let error = ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found");
         let answer = Response::error(id.clone(), error);
         if in_batch {
             self.batch_answers.push(answer);

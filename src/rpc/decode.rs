@@ -1055,7 +1055,7 @@ fn read_error_object<'a, F: Form<'a>>(
         return Ok(Ok(Err(DecodeErrorKind::ErrorMessage)));
     };
     Ok(Ok(Ok(ErrorParts {
-        code: ErrorCode::from_code(code),
+        code: ErrorCode::new(code),
         message,
         data,
     })))
@@ -1570,7 +1570,7 @@ mod tests {
         };
         assert_eq!(
             r.outcome.map_err(|e| e.code),
-            Err(ErrorCode::MethodNotFound)
+            Err(ErrorCode::METHOD_NOT_FOUND)
         );
         let line = br#"{"jsonrpc":"2.0","id":1,"error":{"code":1.0,"message":"m"}}"#;
         assert_eq!(kind(line), Some(DecodeErrorKind::ErrorCode));

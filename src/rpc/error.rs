@@ -53,12 +53,12 @@ pub enum DecodeErrorKind {
 }
 
 impl DecodeErrorKind {
-    /// The code to answer with: [`ErrorCode::ParseError`] for
-    /// [`Json`](DecodeErrorKind::Json), [`ErrorCode::InvalidRequest`] otherwise.
+    /// The code to answer with: [`ErrorCode::PARSE_ERROR`] for
+    /// [`Json`](DecodeErrorKind::Json), [`ErrorCode::INVALID_REQUEST`] otherwise.
     pub fn code(&self) -> ErrorCode {
         match self {
-            DecodeErrorKind::Json(_) => ErrorCode::ParseError,
-            _ => ErrorCode::InvalidRequest,
+            DecodeErrorKind::Json(_) => ErrorCode::PARSE_ERROR,
+            _ => ErrorCode::INVALID_REQUEST,
         }
     }
 

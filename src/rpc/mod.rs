@@ -57,7 +57,7 @@
 //!     panic!("an invalid request");
 //! };
 //! assert_eq!(error.id, Some(Id::from("a")));
-//! assert_eq!(error.error_object().code, ErrorCode::InvalidRequest);
+//! assert_eq!(error.error_object().code, ErrorCode::INVALID_REQUEST);
 //! out.clear();
 //! rpc::write_response(&error.to_response(), &mut out);
 //! assert_eq!(

@@ -90,79 +90,84 @@ pub struct ErrorObject {
     pub data: Option<Value>,
 }
 
-/// A JSON-RPC error code.
+/// A JSON-RPC error code: the integer on the wire, compared by value.
 ///
-/// Every `i64` maps to exactly one variant ([`ErrorCode::from`]) and back
-/// ([`ErrorCode::code`]): the five codes the specification names, the
-/// implementation-defined server errors `-32099..=-32000` (which the Dhara protocol
-/// calls extension-specific), the rest of the reserved range `-32768..=-32000`, and
-/// application codes outside it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ErrorCode {
-    /// `-32700`: the text is not valid JSON.
-    ParseError,
-    /// `-32600`: the JSON is not a valid request object.
-    InvalidRequest,
-    /// `-32601`: the method does not exist or is not available.
-    MethodNotFound,
-    /// `-32602`: invalid method parameters.
-    InvalidParams,
-    /// `-32603`: internal JSON-RPC error.
-    InternalError,
-    /// `-32099..=-32000`: implementation-defined server error (extension-specific).
-    ServerError(i64),
-    /// Any other code in the reserved range `-32768..=-32000`.
-    Reserved(i64),
-    /// A code outside the reserved range, defined by the application.
-    Application(i64),
-}
+/// The specification names five codes, which are constants here; it reserves
+/// `-32768..=-32000`, of which `-32099..=-32000` are implementation-defined server
+/// errors (the Dhara protocol calls them extension-specific); every other integer is
+/// an application code. Two codes are equal exactly when they write the same integer.
+///
+/// ```
+/// use dhara_protocol::rpc::ErrorCode;
+///
+/// assert_eq!(ErrorCode::from(-32601), ErrorCode::METHOD_NOT_FOUND);
+/// assert_eq!(ErrorCode::METHOD_NOT_FOUND.name(), Some("Method not found"));
+/// assert!(ErrorCode::new(-32050).is_server_error());
+/// assert!(!ErrorCode::new(7).is_reserved());
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ErrorCode(i64);
 
 impl ErrorCode {
-    /// The integer code.
-    pub const fn code(self) -> i64 {
-        match self {
-            ErrorCode::ParseError => -32700,
-            ErrorCode::InvalidRequest => -32600,
-            ErrorCode::MethodNotFound => -32601,
-            ErrorCode::InvalidParams => -32602,
-            ErrorCode::InternalError => -32603,
-            ErrorCode::ServerError(c) | ErrorCode::Reserved(c) | ErrorCode::Application(c) => c,
-        }
+    /// `-32700`: the text is not valid JSON.
+    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    /// `-32600`: the JSON is not a valid request object.
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    /// `-32601`: the method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    /// `-32602`: invalid method parameters.
+    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    /// `-32603`: internal JSON-RPC error.
+    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+
+    /// The code for an integer.
+    pub const fn new(code: i64) -> ErrorCode {
+        ErrorCode(code)
     }
 
-    /// The variant for an integer code.
-    pub const fn from_code(code: i64) -> ErrorCode {
-        match code {
-            -32700 => ErrorCode::ParseError,
-            -32600 => ErrorCode::InvalidRequest,
-            -32601 => ErrorCode::MethodNotFound,
-            -32602 => ErrorCode::InvalidParams,
-            -32603 => ErrorCode::InternalError,
-            -32099..=-32000 => ErrorCode::ServerError(code),
-            -32768..=-32000 => ErrorCode::Reserved(code),
-            _ => ErrorCode::Application(code),
-        }
+    /// The integer code.
+    pub const fn code(self) -> i64 {
+        self.0
+    }
+
+    /// `true` in `-32099..=-32000`, the implementation-defined server errors.
+    pub const fn is_server_error(self) -> bool {
+        -32099 <= self.0 && self.0 <= -32000
+    }
+
+    /// `true` in `-32768..=-32000`, the range the specification reserves.
+    pub const fn is_reserved(self) -> bool {
+        -32768 <= self.0 && self.0 <= -32000
     }
 
     /// The specification's name for the code: `"Parse error"`, `"Invalid Request"`,
     /// `"Method not found"`, `"Invalid params"`, `"Internal error"` or `"Server error"`;
     /// `None` for other codes.
     pub const fn name(self) -> Option<&'static str> {
-        match self {
-            ErrorCode::ParseError => Some("Parse error"),
-            ErrorCode::InvalidRequest => Some("Invalid Request"),
-            ErrorCode::MethodNotFound => Some("Method not found"),
-            ErrorCode::InvalidParams => Some("Invalid params"),
-            ErrorCode::InternalError => Some("Internal error"),
-            ErrorCode::ServerError(_) => Some("Server error"),
-            ErrorCode::Reserved(_) | ErrorCode::Application(_) => None,
+        match self.0 {
+            -32700 => Some("Parse error"),
+            -32600 => Some("Invalid Request"),
+            -32601 => Some("Method not found"),
+            -32602 => Some("Invalid params"),
+            -32603 => Some("Internal error"),
+            -32099..=-32000 => Some("Server error"),
+            _ => None,
+        }
+    }
+}
+
+impl core::fmt::Debug for ErrorCode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.name() {
+            Some(name) => write!(f, "ErrorCode({} {name})", self.0),
+            None => write!(f, "ErrorCode({})", self.0),
         }
     }
 }
 
 impl From<i64> for ErrorCode {
     fn from(code: i64) -> ErrorCode {
-        ErrorCode::from_code(code)
+        ErrorCode(code)
     }
 }
 

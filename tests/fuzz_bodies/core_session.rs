@@ -506,7 +506,7 @@ impl Session {
 /// The only answer the Core gives: Method not found, to the extension's requests.
 fn not_found(response: &rpc::Response) {
     match &response.outcome {
-        Err(error) => assert_eq!(error.code, ErrorCode::MethodNotFound),
+        Err(error) => assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND),
         Ok(result) => panic!("the Core answered with a result: {result:?}"),
     }
 }

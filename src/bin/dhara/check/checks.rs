@@ -171,11 +171,11 @@ fn check_error_replies(
 ) {
     let id = Id::from(2u64);
     let sent = ext.send_request(id.clone(), UNKNOWN_METHOD, None);
-    let (status, detail) = expect_error(ext, settings, sent, ErrorCode::MethodNotFound, &[id]);
+    let (status, detail) = expect_error(ext, settings, sent, ErrorCode::METHOD_NOT_FOUND, &[id]);
     rows.push(Row::new("unknown method", status, detail));
 
     let sent = ext.send_line(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list""#, None);
-    let (status, detail) = expect_error(ext, settings, sent, ErrorCode::ParseError, &[Id::Null]);
+    let (status, detail) = expect_error(ext, settings, sent, ErrorCode::PARSE_ERROR, &[Id::Null]);
     rows.push(Row::new("malformed line", status, detail));
 
     let id = Id::from(4u64);
@@ -205,7 +205,7 @@ fn check_error_replies(
         let sent = ext.send_line(line, Some(id.clone()));
         let allowed = [id, Id::Null];
         let (status, detail) =
-            expect_error(ext, settings, sent, ErrorCode::InvalidRequest, &allowed);
+            expect_error(ext, settings, sent, ErrorCode::INVALID_REQUEST, &allowed);
         rows.push(Row::new(name, status, detail));
     }
 
@@ -216,7 +216,7 @@ fn check_error_replies(
     let id = Id::from(7u64);
     let params = ExecuteParams::new(unknown_tool, Value::Object(Object::new())).into_value();
     let sent = ext.send_request(id.clone(), method::TOOLS_EXECUTE, Some(&params));
-    let (status, detail) = expect_error(ext, settings, sent, ErrorCode::InvalidParams, &[id]);
+    let (status, detail) = expect_error(ext, settings, sent, ErrorCode::INVALID_PARAMS, &[id]);
     rows.push(Row::new("unknown tool", status, detail));
 
     let row = match tools.iter().find_map(|t| first_required(t).map(|r| (t, r))) {
@@ -231,7 +231,7 @@ fn check_error_replies(
                 ExecuteParams::new(tool.name.clone(), Value::Object(Object::new())).into_value();
             let sent = ext.send_request(id.clone(), method::TOOLS_EXECUTE, Some(&params));
             let (status, detail) =
-                expect_error(ext, settings, sent, ErrorCode::InvalidParams, &[id]);
+                expect_error(ext, settings, sent, ErrorCode::INVALID_PARAMS, &[id]);
             let detail = format!("{} without {required:?}: {detail}", tool.name);
             Row::new("missing required input", status, detail)
         }
