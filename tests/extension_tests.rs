@@ -726,6 +726,41 @@ fn shutdown_before_initialize_and_as_a_request() {
     assert_eq!((run.events, run.exit), (vec![Event::Shutdown], Some(0)));
 }
 
+#[test]
+fn a_shutdown_request_before_initialize_is_refused_and_ends_nothing() {
+    let mut ext = extension_with(Config::default());
+    let run = send(&mut ext, r#"{"jsonrpc":"2.0","id":9,"method":"shutdown"}"#);
+    assert_eq!(run.line()["id"], Value::from(9));
+    assert_eq!(error_code(&run.line()), -32002);
+    assert_eq!((run.events, run.exit), (vec![], None));
+    // The session goes on: initialize is answered.
+    let run = send(
+        &mut ext,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"version":"0.1.0","cwd":"/"}}"#,
+    );
+    assert!(run.line().get("result").is_some());
+}
+
+#[test]
+fn a_request_over_the_limit_gets_what_any_request_gets_in_that_state() {
+    let big = "x".repeat(1000);
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"tools/execute","params":{{"toolName":"fetch_url","input":{{"url":"{big}"}}}}}}"#
+    );
+    // Before initialize: -32002, as for any request.
+    let mut ext = extension_with(Config::default().max_line_bytes(256));
+    let run = send(&mut ext, &line);
+    assert_eq!(error_code(&run.line()), -32002);
+    // After shutdown: -32000.
+    let mut ext = initialized_with(Config::default().max_line_bytes(256));
+    let mut input = String::from(r#"{"jsonrpc":"2.0","method":"shutdown"}"#);
+    input.push('\n');
+    input.push_str(&line);
+    let run = send(&mut ext, &input);
+    assert_eq!(run.line()["id"], Value::from(5));
+    assert_eq!(error_code(&run.line()), -32000);
+}
+
 // ---- batches -------------------------------------------------------------------------
 
 #[test]

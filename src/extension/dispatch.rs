@@ -39,18 +39,30 @@ impl Extension {
             Frame::TooLong { prefix, len } => {
                 let id = request_id_in_prefix(prefix);
                 if let Some(id) = &id {
-                    let error = ErrorObject::new(
-                        ErrorCode::INVALID_REQUEST,
-                        format!(
-                            "Invalid Request: a message of {len} bytes is over the limit of {} bytes",
-                            self.config.max_line_bytes
-                        ),
-                    );
+                    let error = self.too_long_error(len);
                     self.reply_error(Route::Line, id.clone(), error);
                 }
                 self.report(PeerError::TooLong { len, id });
             }
             Frame::Truncated { len, .. } => self.report(PeerError::Truncated { len }),
+        }
+    }
+
+    /// The answer to a request too long to read: what any request would get in this
+    /// state (shutting down, not initialized), else -32600 naming the limit.
+    fn too_long_error(&self, len: u64) -> ErrorObject {
+        if self.shutting_down {
+            ErrorObject::new(SHUTTING_DOWN, "Shutting down")
+        } else if !self.initialized {
+            ErrorObject::new(NOT_INITIALIZED, "Not initialized")
+        } else {
+            ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "Invalid Request: a message of {len} bytes is over the limit of {} bytes",
+                    self.config.max_line_bytes
+                ),
+            )
         }
     }
 
@@ -104,9 +116,10 @@ impl Extension {
         }
         match &*method {
             method::INITIALIZE => self.initialize(route, id, params),
-            // `shutdown` is a notification; a Core that sends it as a request gets it
-            // done all the same, and a `null` result.
-            method::SHUTDOWN => {
+            // `shutdown` is a notification; a Core that sends it as a request after
+            // `initialize` gets it done all the same, and a `null` result. Before
+            // `initialize` it is a request like any other: -32002, and nothing ends.
+            method::SHUTDOWN if self.initialized => {
                 self.reply_result(route, id, Value::Null);
                 self.begin_shutdown();
             }

@@ -13,11 +13,11 @@
 //! | a line that is not JSON | -32700 Parse error, id `null` |
 //! | not a valid request object (see [the `rpc` module](crate::rpc)) | -32600 Invalid Request, with the id when it could be read |
 //! | a response or something shaped like one | nothing (the extension sends no requests); reported as [`PeerError`] |
-//! | a line over [`Config::max_line_bytes`] | -32600 when an `"id"` is found at its start, else nothing; reported |
+//! | a line over [`Config::max_line_bytes`] | when an `"id"` is found at its start, what a request gets in that state: -32002 before `initialize`, -32000 after `shutdown`, -32600 otherwise; else nothing; reported |
 //! | stdin ending in the middle of a line | nothing; reported as [`PeerError::Truncated`] |
 //! | `initialize` | the result `{name, version, tools}` from the registry; then [`Event::Initialized`] |
 //! | `initialize` a second time | -32600 `Already initialized` |
-//! | any other request before `initialize` | -32002 `Not initialized` ([`NOT_INITIALIZED`]) |
+//! | any other request before `initialize`, a `shutdown` request included | -32002 `Not initialized` ([`NOT_INITIALIZED`]) |
 //! | `tools/list` request | `{"tools": [...]}` |
 //! | `tools/execute` with missing or mistyped params | -32602, `data.path` naming the field |
 //! | `tools/execute` of an unknown tool | -32602 `Unknown tool 'x'`, `data.toolName` |
@@ -26,7 +26,7 @@
 //! | a request for another method | -32601 `Method not found`, `data.method`; or [`Event::Request`] with [`Config::custom_methods`] |
 //! | a request while [`Config::max_pending`] requests wait for the author | -32001 ([`TOO_MANY_PENDING`]) |
 //! | a request after `shutdown` or the end of stdin | -32000 `Shutting down` ([`SHUTTING_DOWN`]): it is not started |
-//! | `shutdown` notification (or a `shutdown` request, answered with `null`) | [`Event::Shutdown`] |
+//! | `shutdown` notification (or, after `initialize`, a `shutdown` request, answered with `null`) | [`Event::Shutdown`] |
 //! | any other notification | [`Event::Notification`]; never answered |
 //!
 //! Batches follow the JSON-RPC 2.0 specification: every entry is handled as above,
