@@ -708,12 +708,40 @@ impl InitializeParams {
 }
 
 impl InitializeResult {
+    /// Reads an `initialize` result, leaving out each tool descriptor that does not
+    /// fit (a numeric `description`, a string `inputSchema`, ...) and saying which in
+    /// the list returned beside it, so one bad tool does not cost the good ones. The
+    /// rest is read as [`from_raw`](Self::from_raw) reads it.
+    pub fn from_raw_keeping_good_tools(
+        raw: RawValue<'_>,
+    ) -> Result<(InitializeResult, Vec<RejectedTool>), FieldError> {
+        let mut rejected = Vec::new();
+        let mut r = raw.reader();
+        let read = InitializeResult::read_with(&mut r, &mut Some(&mut rejected));
+        match read.and_then(|field| r.finish().map(|()| field)) {
+            Ok(result) => result.map(|result| (result, rejected)),
+            Err(error) => Err(FieldError::not_json(error)),
+        }
+    }
+
     fn read(r: &mut Reader<'_>) -> Read<InitializeResult> {
+        InitializeResult::read_with(r, &mut None)
+    }
+
+    /// Reads the result; with `rejected`, bad tools are left out and listed there,
+    /// without it the first is the error.
+    fn read_with(
+        r: &mut Reader<'_>,
+        rejected: &mut Option<&mut Vec<RejectedTool>>,
+    ) -> Read<InitializeResult> {
         let (mut name, mut version, mut tools) = (Slot::new(), Slot::new(), Slot::new());
         let members = read_members(r, |member, r| match member {
             b"name" => name.read(r, read_string),
             b"version" => version.read(r, read_string),
-            b"tools" => tools.read(r, read_tools),
+            b"tools" => {
+                tools.0 = Some(read_tools_with(r, rejected)?);
+                Ok(true)
+            }
             _ => Ok(false),
         })?;
         Ok(members.and_then(|()| {
@@ -742,8 +770,60 @@ impl InitializeResult {
     }
 }
 
-fn read_tools(r: &mut Reader<'_>) -> Read<Vec<Tool>> {
-    read_list(r, Tool::read)
+/// A tool descriptor left out of a tool list because it does not fit: which one, and
+/// why. See [`InitializeResult::from_raw_keeping_good_tools`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct RejectedTool {
+    /// Its position in the list, from 0.
+    pub index: usize,
+    /// Its `name`, when it has a string one.
+    pub name: Option<String>,
+    /// What does not fit, such as `description: expected a string, found a number`.
+    pub error: FieldError,
+}
+
+impl fmt::Display for RejectedTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.name {
+            Some(name) => write!(f, "tool `{name}` (tools[{}]): {}", self.index, self.error),
+            None => write!(f, "tools[{}]: {}", self.index, self.error),
+        }
+    }
+}
+
+/// Reads a tool list; with `rejected`, the descriptors that do not fit are left out
+/// and listed there, without it the first is the error.
+fn read_tools_with(
+    r: &mut Reader<'_>,
+    rejected: &mut Option<&mut Vec<RejectedTool>>,
+) -> Read<Vec<Tool>> {
+    let Some(rejected) = rejected else {
+        return read_list(r, Tool::read);
+    };
+    if r.peek() != Some(b'[') {
+        return mistyped(r, AN_ARRAY);
+    }
+    r.begin_array()?;
+    // A repeated `tools` member: the last one counts, and so do only its rejections.
+    rejected.clear();
+    let mut tools = Vec::new();
+    let mut index = 0;
+    while r.next_element()? {
+        let start = r.offset();
+        match Tool::read(r)? {
+            Ok(tool) => tools.push(tool),
+            Err(error) => {
+                // The descriptor's text is JSON (it was just read past): its name, if any.
+                let text = r.input().get(start..r.offset()).unwrap_or_default();
+                let name = json::parse(text)
+                    .ok()
+                    .and_then(|v| v.get("name").and_then(Value::as_str).map(String::from));
+                rejected.push(RejectedTool { index, name, error });
+            }
+        }
+        index += 1;
+    }
+    Ok(Ok(tools))
 }
 
 fn write_tools(tools: Vec<Tool>) -> Value {
@@ -855,10 +935,34 @@ fn read_schema(r: &mut Reader<'_>) -> Read<Option<Value>> {
 }
 
 impl ToolList {
+    /// Reads a tool list, leaving out each descriptor that does not fit and saying
+    /// which, as [`InitializeResult::from_raw_keeping_good_tools`] does.
+    pub fn from_raw_keeping_good_tools(
+        raw: RawValue<'_>,
+    ) -> Result<(ToolList, Vec<RejectedTool>), FieldError> {
+        let mut rejected = Vec::new();
+        let mut r = raw.reader();
+        let read = ToolList::read_with(&mut r, &mut Some(&mut rejected));
+        match read.and_then(|field| r.finish().map(|()| field)) {
+            Ok(list) => list.map(|list| (list, rejected)),
+            Err(error) => Err(FieldError::not_json(error)),
+        }
+    }
+
     fn read(r: &mut Reader<'_>) -> Read<ToolList> {
+        ToolList::read_with(r, &mut None)
+    }
+
+    fn read_with(
+        r: &mut Reader<'_>,
+        rejected: &mut Option<&mut Vec<RejectedTool>>,
+    ) -> Read<ToolList> {
         let mut tools = Slot::new();
         let members = read_members(r, |name, r| match name {
-            b"tools" => tools.read(r, read_tools),
+            b"tools" => {
+                tools.0 = Some(read_tools_with(r, rejected)?);
+                Ok(true)
+            }
             _ => Ok(false),
         })?;
         Ok(members.and_then(|()| {

@@ -1221,3 +1221,98 @@ fn time_never_goes_backwards() {
     s.input(Input::Timeout);
     assert_eq!(s.wait, Some(secs(40)));
 }
+
+// ---- tool descriptors that do not fit ------------------------------------------------
+
+#[test]
+fn a_malformed_tool_is_left_out_with_a_warning_and_the_rest_stay_callable() {
+    let mut s = Session::new(Config::default());
+    s.core
+        .initialize(s.now, InitializeParams::new("/p"))
+        .unwrap();
+    s.poll();
+    s.feed_line(concat!(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"name":"x","version":"1","tools":["#,
+        r#"{"name":"counted","description":7},"#,
+        r#"{"name":"good","description":"Works","inputSchema":{"type":"object"}},"#,
+        r#"{"name":"stringly","inputSchema":"{\"type\":\"object\"}"},"#,
+        r#"42]}}"#
+    ));
+    let events = s.take_events();
+    let rejected: Vec<(usize, Option<String>, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Protocol(PeerError::InvalidTool { tool }) => {
+                Some((tool.index, tool.name.clone(), tool.error.to_string()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        rejected,
+        [
+            (
+                0,
+                Some(String::from("counted")),
+                String::from("description: expected a string, found number")
+            ),
+            (
+                2,
+                Some(String::from("stringly")),
+                String::from(
+                    "inputSchema: expected a JSON Schema (an object or a boolean), found string"
+                )
+            ),
+            (3, None, String::from("expected an object, found number")),
+        ]
+    );
+    let Some(Event::CallEnded {
+        result: Ok(Reply::Initialized(info)),
+        ..
+    }) = events.last()
+    else {
+        panic!("initialize succeeds: {events:?}");
+    };
+    assert_eq!(info.tools.len(), 1);
+    assert_eq!(s.core.tools()[0].name, "good");
+    assert_eq!(s.core.state(), State::Ready);
+    assert!(
+        s.core
+            .execute(s.now, "good", Value::Object(Object::new()))
+            .is_ok()
+    );
+    assert!(matches!(
+        s.core.execute(s.now, "counted", Value::Null),
+        Err(UsageError::UnknownTool { .. })
+    ));
+    let shown = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Protocol(p @ PeerError::InvalidTool { .. }) => Some(p.to_string()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        shown,
+        "left out tool `counted` (tools[0]): description: expected a string, found number"
+    );
+}
+
+#[test]
+fn a_tools_list_notification_keeps_its_good_tools_too() {
+    let mut s = Session::ready(Config::default());
+    s.feed_line(
+        r#"{"jsonrpc":"2.0","method":"tools/list","params":{"tools":[{"name":"a"},{"name":1}]}}"#,
+    );
+    let events = s.take_events();
+    assert!(
+        matches!(
+            &events[..],
+            [
+                Event::Protocol(PeerError::InvalidTool { tool }),
+                Event::ToolsChanged { tools },
+            ] if tool.index == 1 && tool.name.is_none() && tools.len() == 1 && tools[0].name == "a"
+        ),
+        "{events:?}"
+    );
+}

@@ -7,7 +7,9 @@ use core::fmt;
 
 use super::calls::{CallId, EndReason};
 use crate::json::Value;
-use crate::message::{FieldError, InitializeResult, Progress, Tool, ToolList, ToolResult};
+use crate::message::{
+    FieldError, InitializeResult, Progress, RejectedTool, Tool, ToolList, ToolResult,
+};
 use crate::rpc::{DecodeError, ErrorObject, Id};
 use crate::schema::SchemaError;
 
@@ -287,6 +289,13 @@ pub enum PeerError {
         /// What does not fit.
         error: FieldError,
     },
+    /// A tool descriptor in an `initialize` result or a tool list that does not fit
+    /// (a numeric `description`, a string `inputSchema`, ...). It is left out of
+    /// [`Core::tools`](crate::host::Core::tools); the other tools stay callable.
+    InvalidTool {
+        /// Which tool, and why.
+        tool: RejectedTool,
+    },
 }
 
 /// A mistake of the caller, returned by the command that made it. The command changed
@@ -388,6 +397,7 @@ impl fmt::Display for PeerError {
             PeerError::InvalidParams { method, error } => {
                 write!(f, "invalid params for '{method}': {error}")
             }
+            PeerError::InvalidTool { tool } => write!(f, "left out {tool}"),
         }
     }
 }

@@ -12,7 +12,9 @@ use super::calls::{CallId, CallKind, EndReason, Match};
 use super::events::{CallError, Event, Excerpt, PeerError, Reply};
 use crate::frame::{self, Frame};
 use crate::json::{ParseOptions, RawValue, Reader};
-use crate::message::{FieldError, InitializeResult, Progress, ToolList, ToolResult, method};
+use crate::message::{
+    FieldError, InitializeResult, Progress, RejectedTool, ToolList, ToolResult, method,
+};
 use crate::rpc::{
     self, DecodeError, ErrorCode, ErrorObject, ErrorView, Id, IncomingView, MessageRead,
     MessageView, NotificationView, PayloadOf, RequestView, Response, ResponseView,
@@ -247,19 +249,33 @@ impl Core {
         outcome: Result<RawValue<'_>, ErrorView<'_>>,
     ) -> Result<Reply, CallError> {
         let result = outcome.map_err(|error| CallError::Rpc(error.into_owned()))?;
+        // A tool descriptor that does not fit is left out and reported; the rest of
+        // the tools stay callable.
         let reply = match kind {
-            CallKind::Initialize => InitializeResult::from_raw(result).map(|result| {
-                self.set_tools(&result.tools);
-                self.server_info = Some((result.name.clone(), result.version.clone()));
-                Reply::Initialized(result)
-            }),
-            CallKind::ListTools => ToolList::from_raw(result).map(|list| {
-                self.set_tools(&list.tools);
-                Reply::Tools(list)
-            }),
+            CallKind::Initialize => {
+                InitializeResult::from_raw_keeping_good_tools(result).map(|(result, rejected)| {
+                    self.report_rejected(rejected);
+                    self.set_tools(&result.tools);
+                    self.server_info = Some((result.name.clone(), result.version.clone()));
+                    Reply::Initialized(result)
+                })
+            }
+            CallKind::ListTools => {
+                ToolList::from_raw_keeping_good_tools(result).map(|(list, rejected)| {
+                    self.report_rejected(rejected);
+                    self.set_tools(&list.tools);
+                    Reply::Tools(list)
+                })
+            }
             CallKind::Execute => ToolResult::from_raw(result).map(Reply::Executed),
         };
         reply.map_err(CallError::InvalidResult)
+    }
+
+    fn report_rejected(&mut self, rejected: Vec<RejectedTool>) {
+        for tool in rejected {
+            self.report(PeerError::InvalidTool { tool });
+        }
     }
 
     fn handle_notification(&mut self, notification: NotificationView<'_>) {
@@ -270,8 +286,9 @@ impl Core {
                 let progress = Progress::from_raw(params_or_null);
                 self.handle_progress_params(method, progress);
             }
-            method::TOOLS_LIST => match ToolList::from_raw(params_or_null) {
-                Ok(list) => {
+            method::TOOLS_LIST => match ToolList::from_raw_keeping_good_tools(params_or_null) {
+                Ok((list, rejected)) => {
+                    self.report_rejected(rejected);
                     self.set_tools(&list.tools);
                     self.events
                         .push_back(Event::ToolsChanged { tools: list.tools });

@@ -254,7 +254,9 @@ pub struct CallOptions {
 ///   calls are not queued. If `initialize` fails with an error or a bad result, the
 ///   state goes back to [`State::NotStarted`] and the caller may try again or shut
 ///   down. A `tools/list` notification from the extension replaces the tools and
-///   gives [`Event::ToolsChanged`].
+///   gives [`Event::ToolsChanged`]. A tool descriptor that does not fit (a numeric
+///   `description`, a string `inputSchema`) is left out with
+///   [`PeerError::InvalidTool`] naming it and why; the other tools stay callable.
 /// * **Ids.** Integers from 1, never reused, below 2^53 ([`MAX_CALL_ID`]). A reply
 ///   matches a call only by the exact integer id the Core sent: the string `"1"` does
 ///   not answer call 1. A reply for a call that ended already is
