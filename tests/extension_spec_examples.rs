@@ -11,19 +11,14 @@
 //! such as `Invalid Request: a message must be a JSON object`), and an error may carry
 //! `data` (ours name the unknown method).
 
-mod extension_support;
+mod shared_data;
 
-use std::path::PathBuf;
+mod extension_support;
 
 use dhara_protocol::extension::{Config, Event, Extension, ServerInfo};
 use dhara_protocol::json::{self, Value};
 use dhara_protocol::rpc::ErrorObject;
 use extension_support::{INITIALIZE, drain, send};
-
-fn examples_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/conformance/jsonrpc-2.0-examples.jsonl")
-}
 
 /// The methods the examples call, as the specification describes them.
 fn serve(method: &str, params: Option<&Value>) -> Result<Value, ErrorObject> {
@@ -154,14 +149,10 @@ fn check(expected: Option<&str>, written: &[u8]) -> Result<(), String> {
 
 #[test]
 fn every_json_rpc_2_0_specification_example() {
-    let path = examples_path();
-    let Ok(data) = std::fs::read_to_string(&path) else {
-        println!(
-            "SKIPPED: {} is absent; the JSON-RPC 2.0 examples were not run",
-            path.display()
-        );
+    let Some(path) = shared_data::conformance("jsonrpc-2.0-examples.jsonl") else {
         return;
     };
+    let data = std::fs::read_to_string(&path).expect("the examples file is readable");
     let mut passed = 0;
     let mut failures = Vec::new();
     for line in data.lines().filter(|l| !l.trim().is_empty()) {

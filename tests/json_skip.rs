@@ -1,9 +1,10 @@
 //! `Reader::skip_value` and `Reader::read_raw` check a value exactly as reading it
 //! does: the same texts accepted, the same range, the same error (kind and offset).
 
+mod shared_data;
+
 use std::fs;
 use std::ops::Range;
-use std::path::Path;
 
 use dhara_protocol::json::{self, Error, ErrorKind, ParseOptions, Reader};
 use proptest::prelude::*;
@@ -521,12 +522,9 @@ fn invalid_utf8_inside_a_skipped_value_is_still_rejected() {
 /// `parse_with` accepts, with the same error, under both surrogate choices.
 #[test]
 fn json_test_suite_skipped() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/conformance/JSONTestSuite/test_parsing");
-    if !dir.is_dir() {
-        println!("skipped: JSONTestSuite not found at {}", dir.display());
+    let Some(dir) = shared_data::conformance("JSONTestSuite/test_parsing") else {
         return;
-    }
+    };
     let mut count = 0;
     for entry in fs::read_dir(&dir).expect("readable directory") {
         let path = entry.expect("directory entry").path();

@@ -1,6 +1,8 @@
 //! JSONTestSuite conformance (read at run time from `../shared/conformance/`) and
 //! unit tests of the JSON parser and writer.
 
+mod shared_data;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,15 +17,7 @@ const STRICT: ParseOptions = ParseOptions {
 };
 
 fn suite_dir(sub: &str) -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/conformance/JSONTestSuite")
-        .join(sub);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!("skipped: JSONTestSuite not found at {}", dir.display());
-        None
-    }
+    shared_data::conformance(&format!("JSONTestSuite/{sub}"))
 }
 
 /// Every file of a directory: (name, bytes), sorted by name.

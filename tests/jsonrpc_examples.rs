@@ -10,7 +10,7 @@
 //! params must be an array or an object`), so the expected message must be a prefix
 //! of ours; codes, ids, results and everything else must be equal.
 
-use std::path::PathBuf;
+mod shared_data;
 
 use dhara_protocol::frame::{self, Frame, LineDecoder};
 use dhara_protocol::json::{self, Object, Value};
@@ -227,15 +227,10 @@ fn run_example(example: &Value) -> Result<(), String> {
 
 #[test]
 fn specification_examples() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/conformance/jsonrpc-2.0-examples.jsonl");
-    let Ok(text) = std::fs::read(&path) else {
-        println!(
-            "SKIPPED: {} not found; the JSON-RPC 2.0 examples were not run",
-            path.display()
-        );
+    let Some(path) = shared_data::conformance("jsonrpc-2.0-examples.jsonl") else {
         return;
     };
+    let text = std::fs::read(&path).expect("the examples file is readable");
     let mut passed = 0;
     let mut failures = Vec::new();
     for line in text
