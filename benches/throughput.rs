@@ -460,6 +460,7 @@ impl Wire {
                 host::Output::Event(event) => self.core_events.push(event),
                 host::Output::Wait(_) => break,
                 host::Output::Kill => panic!("the Core kills a healthy extension"),
+                host::Output::CloseStdin => {}
             }
         }
         self.extension_to_core(core, ext, now);

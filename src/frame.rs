@@ -465,6 +465,25 @@ impl LineDecoder {
         }
     }
 
+    /// The line that has begun and not ended: its first bytes as kept (at most
+    /// `max_line_bytes`, or [`KEPT_PREFIX_BYTES`] of a line over the limit) and its
+    /// length so far. `None` when every byte handed in so far ended a line, or the
+    /// unfinished one is blank. An endpoint names these bytes when a reply never
+    /// comes: most often the peer wrote its reply without the final newline, or did
+    /// not flush it.
+    pub fn unfinished_line(&self) -> Option<(&[u8], u64)> {
+        let kept = self
+            .buf
+            .get(self.tail.max(self.start)..)
+            .unwrap_or_default();
+        let len = match &self.discarding {
+            Some(line) => line.len,
+            None if is_blank(kept) => return None,
+            None => kept.len() as u64,
+        };
+        Some((kept, len))
+    }
+
     /// Bytes currently buffered (for bounds checks and tests), including bytes
     /// already handed out that have not been released yet.
     pub fn buffered(&self) -> usize {

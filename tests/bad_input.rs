@@ -111,6 +111,7 @@ struct Host {
     written: Vec<u8>,
     events: Vec<Event>,
     kills: usize,
+    stdin_closes: usize,
 }
 
 impl Host {
@@ -122,6 +123,7 @@ impl Host {
             written: Vec::new(),
             events: Vec::new(),
             kills: 0,
+            stdin_closes: 0,
         };
         host.core
             .initialize(host.now, InitializeParams::new("/p"))
@@ -159,6 +161,7 @@ impl Host {
                 Output::Transmit(bytes) => self.written.extend_from_slice(bytes),
                 Output::Event(event) => self.events.push(event),
                 Output::Kill => self.kills += 1,
+                Output::CloseStdin => self.stdin_closes += 1,
                 Output::Wait(_) => return,
             }
         }
@@ -507,9 +510,9 @@ fn core_reports_a_stream_cut_mid_line() {
     assert!(
         matches!(&events[..], [
             Event::Protocol(PeerError::Truncated { line }),
-            Event::CallEnded { call: ended, result: Err(CallError::ExtensionExited) },
+            Event::CallEnded { call: ended, result: Err(CallError::ExtensionExited { unfinished_line: Some(unfinished) }) },
             Event::ShuttingDown { reason: ShutdownReason::StdoutClosed },
-        ] if line.len == 28 && *ended == call),
+        ] if line.len == 28 && *ended == call && unfinished == line),
         "{events:?}"
     );
     // The session goes on to its end: shutdown sent, the exit closes it.
@@ -578,6 +581,7 @@ fn core_skips_a_byte_order_mark_at_the_start_of_the_stream() {
         written: Vec::new(),
         events: Vec::new(),
         kills: 0,
+        stdin_closes: 0,
     };
     host.core
         .initialize(host.now, InitializeParams::new("/p"))
@@ -1032,7 +1036,9 @@ fn core_times_out_a_call_the_extension_never_answers() {
         vec![
             Event::CallEnded {
                 call,
-                result: Err(CallError::Timeout)
+                result: Err(CallError::Timeout {
+                    unfinished_line: None
+                })
             },
             Event::ShuttingDown {
                 reason: ShutdownReason::Timeout { call }
@@ -1093,7 +1099,7 @@ fn core_ends_the_calls_of_an_extension_that_exits_mid_call() {
         .filter_map(|e| match e {
             Event::CallEnded {
                 call,
-                result: Err(CallError::ExtensionExited),
+                result: Err(CallError::ExtensionExited { .. }),
             } => Some(*call),
             _ => None,
         })

@@ -16,7 +16,10 @@ const DHARA: &str = env!("CARGO_BIN_EXE_dhara");
 fn example(config: Config, stderr: Stderr) -> ExtensionProcess {
     let mut command = Command::new(DHARA);
     command.arg("example-extension");
-    ExtensionProcess::spawn(command, driver::Options { config, stderr }).expect("spawn")
+    let mut options = driver::Options::default();
+    options.config = config;
+    options.stderr = stderr;
+    ExtensionProcess::spawn(command, options).expect("spawn")
 }
 
 fn input(text: &str) -> Value {
@@ -152,7 +155,12 @@ fn timeout_then_kill_after_the_grace() {
     };
     let params = ExecuteParams::new("hang", input("{}"));
     let outcome = ext.call_with(params, options, &mut |_| {});
-    assert_eq!(outcome, Err(driver::Error::Call(CallError::Timeout)));
+    assert_eq!(
+        outcome,
+        Err(driver::Error::Call(CallError::Timeout {
+            unfinished_line: None
+        }))
+    );
     let timed_out = started.elapsed();
     assert!(timed_out >= Duration::from_millis(200), "{timed_out:?}");
 
@@ -179,10 +187,8 @@ fn stderr_is_captured_apart_from_the_protocol() {
     let script = format!("echo 'one' >&2; echo 'two' >&2; exec {DHARA} example-extension");
     let mut command = Command::new("sh");
     command.args(["-c", &script]);
-    let options = driver::Options {
-        config: Config::default(),
-        stderr: Stderr::Captured { limit: 6 },
-    };
+    let mut options = driver::Options::default();
+    options.stderr = Stderr::Captured { limit: 6 };
     let mut ext = ExtensionProcess::spawn(command, options).expect("spawn");
     ext.initialize("/")
         .expect("initialize despite the stderr lines");

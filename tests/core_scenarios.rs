@@ -5,8 +5,8 @@
 use core::time::Duration;
 
 use dhara_protocol::host::{
-    CallError, CallId, CallOptions, Config, Core, EndReason, Event, Input, Output, PeerError,
-    Reply, ShutdownReason, State, TimerReason, UsageError,
+    CallError, CallId, CallOptions, Config, Core, EndReason, Event, Excerpt, Input, Output,
+    PeerError, Reply, ShutdownReason, State, TimerReason, UsageError,
 };
 use dhara_protocol::json::{self, Object, Value};
 use dhara_protocol::message::{Content, ExecuteParams, InitializeParams};
@@ -23,6 +23,7 @@ struct Session {
     written: Vec<u8>,
     events: Vec<Event>,
     kills: usize,
+    stdin_closes: usize,
     wait: Option<Instant>,
 }
 
@@ -46,6 +47,7 @@ impl Session {
             written: Vec::new(),
             events: Vec::new(),
             kills: 0,
+            stdin_closes: 0,
             wait: None,
         }
     }
@@ -79,6 +81,7 @@ impl Session {
                 Output::Transmit(bytes) => self.written.extend_from_slice(bytes),
                 Output::Event(event) => self.events.push(event),
                 Output::Kill => self.kills += 1,
+                Output::CloseStdin => self.stdin_closes += 1,
                 Output::Wait(deadline) => {
                     if let Some(deadline) = deadline {
                         assert!(deadline > self.now, "a deadline in the past");
@@ -395,7 +398,12 @@ fn timeout_then_shutdown_then_graceful_exit() {
     assert_eq!(
         s.take_events(),
         vec![
-            ended(slow, Err(CallError::Timeout)),
+            ended(
+                slow,
+                Err(CallError::Timeout {
+                    unfinished_line: None
+                })
+            ),
             Event::ShuttingDown {
                 reason: ShutdownReason::Timeout { call: slow }
             },
@@ -447,11 +455,21 @@ fn timeout_then_shutdown_then_kill() {
     assert_eq!(
         s.take_events(),
         vec![
-            ended(slow, Err(CallError::Timeout)),
+            ended(
+                slow,
+                Err(CallError::Timeout {
+                    unfinished_line: None
+                })
+            ),
             Event::ShuttingDown {
                 reason: ShutdownReason::Timeout { call: slow }
             },
-            ended(pending, Err(CallError::Timeout)),
+            ended(
+                pending,
+                Err(CallError::Timeout {
+                    unfinished_line: None
+                })
+            ),
         ]
     );
     assert_eq!(s.wait, Some(secs(35)));
@@ -479,7 +497,12 @@ fn kill_after_the_grace_with_a_call_still_pending() {
     assert_eq!(
         s.take_events(),
         vec![
-            ended(call, Err(CallError::ExtensionExited)),
+            ended(
+                call,
+                Err(CallError::ExtensionExited {
+                    unfinished_line: None
+                })
+            ),
             Event::Closed { code: None }
         ]
     );
@@ -497,11 +520,21 @@ fn a_late_driver_still_gets_timers_in_order() {
     assert_eq!(
         s.take_events(),
         vec![
-            ended(a, Err(CallError::Timeout)),
+            ended(
+                a,
+                Err(CallError::Timeout {
+                    unfinished_line: None
+                })
+            ),
             Event::ShuttingDown {
                 reason: ShutdownReason::Timeout { call: a }
             },
-            ended(b, Err(CallError::Timeout)),
+            ended(
+                b,
+                Err(CallError::Timeout {
+                    unfinished_line: None
+                })
+            ),
         ]
     );
     assert_eq!(s.kills, 0);
@@ -519,7 +552,18 @@ fn exit_mid_call() {
     s.input(Input::Exited { code: Some(3) });
     let events = s.take_events();
     assert!(matches!(&events[0], Event::Protocol(PeerError::Truncated { line }) if line.len == 22));
-    assert_eq!(events[1], ended(b, Err(CallError::ExtensionExited)));
+    assert_eq!(
+        events[1],
+        ended(
+            b,
+            Err(CallError::ExtensionExited {
+                unfinished_line: Some(Excerpt {
+                    start: br#"{"jsonrpc":"2.0","id":"#.to_vec(),
+                    len: 22
+                })
+            })
+        )
+    );
     assert_eq!(events[2], Event::Closed { code: Some(3) });
     assert_eq!(events.len(), 3);
     assert!(
@@ -834,7 +878,12 @@ fn stdout_closed_while_running_ends_calls_and_shuts_down() {
     assert_eq!(
         s.take_events(),
         vec![
-            ended(a, Err(CallError::ExtensionExited)),
+            ended(
+                a,
+                Err(CallError::ExtensionExited {
+                    unfinished_line: None
+                })
+            ),
             Event::ShuttingDown {
                 reason: ShutdownReason::StdoutClosed
             },
@@ -900,7 +949,15 @@ fn a_call_may_have_its_own_timeout() {
     assert_eq!(s.wait, Some(secs(2)));
     s.at(secs(2));
     let events = s.take_events();
-    assert_eq!(events[0], ended(quick, Err(CallError::Timeout)));
+    assert_eq!(
+        events[0],
+        ended(
+            quick,
+            Err(CallError::Timeout {
+                unfinished_line: None
+            })
+        )
+    );
     assert_eq!(s.core.calls_in_flight(), 1);
     s.feed_line(&reply(normal.get(), "ok"));
     assert!(matches!(
@@ -928,10 +985,12 @@ fn progress_extends_the_deadline_up_to_the_cap() {
     s.feed_line(progress);
     assert_eq!(s.wait, Some(secs(25)));
     s.at(secs(25));
-    assert!(
-        s.take_events()
-            .contains(&ended(call, Err(CallError::Timeout)))
-    );
+    assert!(s.take_events().contains(&ended(
+        call,
+        Err(CallError::Timeout {
+            unfinished_line: None
+        })
+    )));
 
     // Off by default, and per call.
     let mut s = Session::ready(Config::default());
@@ -1182,7 +1241,12 @@ fn initialize_times_out_like_any_call() {
     assert_eq!(
         s.take_events(),
         vec![
-            ended(init, Err(CallError::Timeout)),
+            ended(
+                init,
+                Err(CallError::Timeout {
+                    unfinished_line: None
+                })
+            ),
             Event::ShuttingDown {
                 reason: ShutdownReason::Timeout { call: init }
             },
@@ -1315,4 +1379,100 @@ fn a_tools_list_notification_keeps_its_good_tools_too() {
         ),
         "{events:?}"
     );
+}
+
+// ---- closing stdin, and bytes left without a newline ---------------------------------
+
+#[test]
+fn stdin_is_closed_once_right_after_shutdown_whatever_started_it() {
+    // Asked for.
+    let mut s = Session::ready(Config::default());
+    s.core.shutdown(s.now).unwrap();
+    s.poll();
+    assert_eq!(
+        s.take_written(),
+        "{\"jsonrpc\":\"2.0\",\"method\":\"shutdown\"}\n"
+    );
+    assert_eq!(s.stdin_closes, 1);
+    // A request from the extension now gets no answer: its stdin is closed.
+    s.feed_line(r#"{"jsonrpc":"2.0","id":"x","method":"ask"}"#);
+    assert_eq!(s.take_written(), "");
+    assert!(
+        s.take_events()
+            .iter()
+            .any(|e| matches!(e, Event::Protocol(PeerError::UnexpectedRequest { .. })))
+    );
+
+    // A timeout.
+    let mut s = Session::ready(Config::default().timeout(Duration::from_secs(2)));
+    s.execute(url("a"));
+    s.at(secs(2));
+    assert!(
+        s.take_written()
+            .ends_with("{\"jsonrpc\":\"2.0\",\"method\":\"shutdown\"}\n")
+    );
+    assert_eq!(s.stdin_closes, 1);
+    s.at(secs(7));
+    assert_eq!((s.kills, s.stdin_closes), (1, 1));
+
+    // The end of stdout, then the exit: one close, none after the exit.
+    let mut s = Session::ready(Config::default());
+    s.input(Input::StdoutClosed);
+    assert_eq!(s.stdin_closes, 1);
+    s.exit(Some(0));
+    assert_eq!(s.stdin_closes, 1);
+
+    // Exited before shutdown was ever sent: nothing to close.
+    let mut s = Session::ready(Config::default());
+    s.core.handle_input(s.now, Input::Exited { code: Some(1) });
+    s.poll();
+    assert_eq!(s.stdin_closes, 0);
+}
+
+#[test]
+fn a_timeout_names_the_bytes_left_without_a_newline() {
+    let mut s = Session::ready(Config::default().timeout(Duration::from_secs(2)));
+    let call = s.execute(url("a"));
+    let unterminated = reply(call.get(), "ok");
+    s.feed(unterminated.as_bytes()); // no newline: never a line
+    assert_eq!(s.take_events(), []);
+    s.at(secs(2));
+    let events = s.take_events();
+    let Event::CallEnded {
+        result:
+            Err(
+                error @ CallError::Timeout {
+                    unfinished_line: Some(line),
+                },
+            ),
+        ..
+    } = &events[0]
+    else {
+        panic!("a timeout naming the bytes: {events:?}");
+    };
+    assert_eq!(line.len, unterminated.len() as u64);
+    assert_eq!(line.start, unterminated.as_bytes()[..line.start.len()]);
+    assert!(
+        error.to_string().contains(&format!(
+            "; {} bytes without a newline are pending: {{\"jsonrpc\"",
+            unterminated.len()
+        )),
+        "{error}"
+    );
+    assert!(error.to_string().ends_with("(a missing newline or flush?)"));
+
+    // A line that did end, followed by nothing: nothing to name.
+    let mut s = Session::ready(Config::default().timeout(Duration::from_secs(2)));
+    s.execute(url("a"));
+    s.feed(b"a log line\n   ");
+    s.at(secs(2));
+    assert!(s.take_events().iter().any(|e| matches!(
+        e,
+        Event::CallEnded {
+            result: Err(CallError::Timeout {
+                unfinished_line: None
+            }),
+            ..
+        }
+    )));
 }

@@ -153,6 +153,7 @@ fn drain(core: &mut Core) -> String {
             Output::Event(event) => seen.push_str(&format!("{event:?}\n")),
             Output::Wait(_) => return seen,
             Output::Kill => seen.push_str("kill\n"),
+            Output::CloseStdin => seen.push_str("close stdin\n"),
         }
     }
 }

@@ -41,6 +41,8 @@ struct Pipe {
     bytes: Vec<u8>,
     sizes: Vec<usize>,
     next: usize,
+    /// The writer closed it: the reader sees the end once `bytes` are read.
+    closed: bool,
 }
 
 impl Pipe {
@@ -49,6 +51,7 @@ impl Pipe {
             bytes: Vec::new(),
             sizes,
             next: 0,
+            closed: false,
         }
     }
 
@@ -157,6 +160,9 @@ impl Session {
                     self.ext.handle_input(extension::Input::Stdin(&chunk));
                 }
                 busy = true;
+            } else if core::mem::take(&mut self.to_ext.closed) {
+                self.ext.handle_input(extension::Input::StdinClosed);
+                busy = true;
             }
             if let Some(chunk) = self.to_core.take_chunk() {
                 self.core
@@ -191,6 +197,7 @@ impl Session {
                     other => panic!("unexpected Core event {other:?}"),
                 },
                 host::Output::Kill => panic!("the extension exits by itself: no kill"),
+                host::Output::CloseStdin => self.to_ext.closed = true,
                 host::Output::Wait(_) => return busy,
             }
             busy = true;

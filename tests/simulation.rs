@@ -177,6 +177,9 @@ trait Peer {
     fn stdout(&mut self) -> &mut Vec<u8>;
     /// The process is gone: it writes and reads nothing more.
     fn stop(&mut self);
+    /// The driver closed the process's stdin: once it has read what came before, it
+    /// reads the end of its input.
+    fn close_stdin(&mut self);
 }
 
 /// The driver side: the Core, the clock, the extension, and what has been seen.
@@ -195,6 +198,9 @@ struct Sim<P> {
     shutdown_at: Option<Instant>,
     kills: usize,
     kill_pending: bool,
+    /// The `shutdown` line was transmitted, and then stdin was closed.
+    shutdown_transmitted: bool,
+    stdin_closed: bool,
     exit_reported: bool,
     closed: bool,
     wait: Option<Instant>,
@@ -227,6 +233,8 @@ impl<P: Peer> Sim<P> {
             shutdown_at: None,
             kills: 0,
             kill_pending: false,
+            shutdown_transmitted: false,
+            stdin_closed: false,
             exit_reported: false,
             closed: false,
             wait: None,
@@ -238,8 +246,19 @@ impl<P: Peer> Sim<P> {
             match self.core.poll_output() {
                 Output::Transmit(bytes) => {
                     prop_assert!(!self.exit_reported, "bytes written after the exit");
+                    prop_assert!(!self.stdin_closed, "bytes written after stdin was closed");
                     let bytes = bytes.to_vec();
+                    self.shutdown_transmitted |= bytes
+                        .split(|&b| b == b'\n')
+                        .any(|line| line == br#"{"jsonrpc":"2.0","method":"shutdown"}"#);
                     self.peer.stdin(&bytes)?;
+                }
+                Output::CloseStdin => {
+                    prop_assert!(!self.stdin_closed, "stdin closed twice");
+                    prop_assert!(self.shutdown_transmitted, "stdin closed before shutdown");
+                    prop_assert!(!self.exit_reported, "stdin closed after the exit");
+                    self.stdin_closed = true;
+                    self.peer.close_stdin();
                 }
                 Output::Event(event) => self.event(event)?,
                 Output::Kill => {
@@ -278,12 +297,12 @@ impl<P: Peer> Sim<P> {
             Event::CallEnded { call, result } => {
                 let counter = match result {
                     Ok(_) => &self.tally.replies,
-                    Err(CallError::Timeout) => &self.tally.timeouts,
-                    Err(CallError::ExtensionExited) => &self.tally.exited,
+                    Err(CallError::Timeout { .. }) => &self.tally.timeouts,
+                    Err(CallError::ExtensionExited { .. }) => &self.tally.exited,
                     Err(_) => &self.tally.other_ends,
                 };
                 counter.fetch_add(1, Relaxed);
-                if let Err(CallError::Timeout | CallError::Cancelled) = result {
+                if let Err(CallError::Timeout { .. } | CallError::Cancelled) = result {
                     self.abandoned.insert(call);
                 }
                 prop_assert!(
@@ -731,6 +750,10 @@ impl Peer for ScriptedExtension {
     fn stop(&mut self) {
         self.running = false;
     }
+
+    fn close_stdin(&mut self) {
+        // The script decides by itself when the process exits.
+    }
 }
 
 fn run_scripted(script: &Script) -> Result<(), TestCaseError> {
@@ -869,6 +892,8 @@ struct Paired {
     /// Requests waiting for the author.
     pending: Vec<RequestId>,
     shutdown_seen: bool,
+    /// The driver closed stdin: the end of input follows what is left in `stdin`.
+    stdin_closed: bool,
     exit_code: Option<i32>,
 }
 
@@ -887,6 +912,10 @@ impl Peer for Paired {
     fn stop(&mut self) {
         self.running = false;
     }
+
+    fn close_stdin(&mut self) {
+        self.stdin_closed = true;
+    }
 }
 
 impl Paired {
@@ -898,6 +927,7 @@ impl Paired {
             running: true,
             pending: Vec::new(),
             shutdown_seen: false,
+            stdin_closed: false,
             exit_code: None,
         }
     }
@@ -936,6 +966,11 @@ impl Paired {
             let n = usize::from(size.max(1)).min(self.stdin.len());
             let chunk: Vec<u8> = self.stdin.drain(..n).collect();
             self.ext.handle_input(extension::Input::Stdin(&chunk));
+            self.poll()?;
+        }
+        if self.stdin.is_empty() && self.stdin_closed && self.running {
+            self.stdin_closed = false; // told once
+            self.ext.handle_input(extension::Input::StdinClosed);
             self.poll()?;
         }
         Ok(())

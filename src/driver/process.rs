@@ -59,12 +59,30 @@ pub enum Stderr {
 }
 
 /// How to start and drive an extension.
+///
+/// ```
+/// use dhara_protocol::driver::{Options, Stderr};
+/// use dhara_protocol::host::Config;
+/// use std::time::Duration;
+///
+/// let mut options = Options::default();
+/// options.config = Config::default().timeout(Duration::from_secs(10));
+/// options.stderr = Stderr::Discard;
+/// assert!(options.end_process_group);
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Options {
     /// The Core's configuration: timeouts, grace, limits.
     pub config: Config,
     /// What to do with the extension's stderr.
     pub stderr: Stderr,
+    /// When the extension exits on its own, kill whatever is left in its process group
+    /// (processes it started and did not end), so that nothing outlives the session.
+    /// Default `true`. Off, such processes are left running; a process still holding
+    /// the extension's stdout then delays the report of its exit by [`STDOUT_DRAIN`].
+    /// (After [`Output::Kill`] the whole group is killed in any case.)
+    pub end_process_group: bool,
 }
 
 impl Default for Options {
@@ -72,6 +90,7 @@ impl Default for Options {
         Options {
             config: Config::default(),
             stderr: Stderr::Prefixed(String::from("[extension] ")),
+            end_process_group: true,
         }
     }
 }
@@ -84,6 +103,8 @@ pub enum Traced<'a> {
     Sent(&'a [u8]),
     /// A line read from the extension's stdout (without its newline; cut at 64 KiB).
     Received(&'a [u8]),
+    /// The extension's stdin was closed, after `shutdown`.
+    StdinClosed,
     /// A line the extension wrote to stderr.
     Stderr(&'a [u8]),
     /// The extension's stdout ended.
@@ -168,6 +189,9 @@ pub struct ExtensionProcess {
     /// When the child was seen to have exited, and its status, before it is reported.
     exit_seen: Option<(Instant, ExitStatus)>,
     exit_reported: bool,
+    /// The exit status reported to the Core, kept for after [`Event::Closed`].
+    exit_status: Option<ExitStatus>,
+    end_process_group: bool,
     /// The process was killed on the Core's decision.
     killed: bool,
     closed: bool,
@@ -215,6 +239,8 @@ impl ExtensionProcess {
             stderr_open: true,
             exit_seen: None,
             exit_reported: false,
+            exit_status: None,
+            end_process_group: options.end_process_group,
             killed: false,
             closed: false,
             stderr: options.stderr,
@@ -308,6 +334,20 @@ impl ExtensionProcess {
         self.closed
     }
 
+    /// How the process ended, once its exit was reported to the Core: kept after
+    /// [`Event::Closed`] has been handed out, so the status is known however the
+    /// events were consumed. `None` while it runs, or where it could not be waited
+    /// for.
+    pub fn exit_status(&self) -> Option<ExitStatus> {
+        self.exit_status
+    }
+
+    /// The exit code, once the exit was reported (`None` as well when the process
+    /// was ended by a signal: see [`exit_status`](ExtensionProcess::exit_status)).
+    pub fn exit_code(&self) -> Option<i32> {
+        self.exit_status.and_then(|status| status.code())
+    }
+
     /// `true` once this driver has killed the process on the Core's decision
     /// ([`Output::Kill`](crate::host::Output::Kill)), as opposed to the process ending
     /// on its own, with or without an exit code.
@@ -340,6 +380,13 @@ impl ExtensionProcess {
                         self.drain_stderr();
                     }
                     return Some(event);
+                }
+                Output::CloseStdin => {
+                    // The writer thread writes what it was sent, then drops the pipe.
+                    self.stdin = None;
+                    if let Some(hook) = self.trace.as_mut() {
+                        hook(self.clock.now().since_origin(), Traced::StdinClosed);
+                    }
                 }
                 Output::Kill => self.kill(),
                 Output::Wait(deadline) => {
@@ -410,21 +457,25 @@ impl ExtensionProcess {
     }
 
     /// Sends `shutdown` and runs until the session is closed: the extension exited, or
-    /// was killed after the grace. Returns its exit code (`None`: killed by a signal).
-    pub fn shutdown(&mut self) -> Result<Option<i32>, Error> {
+    /// was killed after the grace. Returns its exit code (`None`: ended by a signal,
+    /// see [`exit_status`](ExtensionProcess::exit_status)), also when the session had
+    /// already closed. The events that come meanwhile are handed to `on_event`.
+    pub fn shutdown_with(&mut self, mut on_event: impl FnMut(Event)) -> Result<Option<i32>, Error> {
         let now = self.now();
         match self.core.shutdown(now) {
-            // Already on its way (after a timeout, say): wait for the end all the same.
+            // Already on its way (after a timeout, say), or over: wait for the end.
             Ok(()) | Err(UsageError::ShuttingDown | UsageError::Closed) => {}
             Err(e) => return Err(Error::Usage(e)),
         }
-        let mut code = None;
         while let Some(event) = self.next_event() {
-            if let Event::Closed { code: c } = event {
-                code = c;
-            }
+            on_event(event);
         }
-        Ok(code)
+        Ok(self.exit_code())
+    }
+
+    /// [`shutdown_with`](ExtensionProcess::shutdown_with), the events dropped.
+    pub fn shutdown(&mut self) -> Result<Option<i32>, Error> {
+        self.shutdown_with(|_| {})
     }
 
     /// Runs the loop until `call` ends; its progress goes to `on_progress`, every other
@@ -523,6 +574,13 @@ impl ExtensionProcess {
 
     fn report_exit(&mut self, status: ExitStatus) {
         self.exit_reported = true;
+        self.exit_status = Some(status);
+        if self.end_process_group && !self.killed {
+            // What the extension started and left behind ends with it.
+            if let Some(group) = self.process_group {
+                kill_process_group(group);
+            }
+        }
         let now = self.clock.now();
         if let Some(hook) = self.trace.as_mut() {
             hook(now.since_origin(), Traced::Exited(status.code()));

@@ -42,6 +42,12 @@ pub enum Output<'a> {
     Transmit(&'a [u8]),
     /// Something the application should know about.
     Event(Event),
+    /// Close the extension's stdin, once the bytes transmitted before this are
+    /// written. Given once, right after the `shutdown` notification is transmitted:
+    /// the end of its input tells an extension to exit as `shutdown` does, so one
+    /// that ignores the notification but exits at the end of stdin (many line-loop
+    /// programs do) is not left to be killed. The Core transmits nothing after it.
+    CloseStdin,
     /// Kill the process (and its group) now, then report [`Input::Exited`]. Given at
     /// most once, and never before the grace period after `shutdown` has ended.
     Kill,
@@ -123,11 +129,19 @@ pub enum CallError {
     Rpc(ErrorObject),
     /// The call's deadline passed. The Core also started the shutdown of the
     /// extension.
-    Timeout,
+    Timeout {
+        /// Bytes the extension wrote after its last newline, if any: most often the
+        /// reply itself, written without its final newline or not flushed.
+        unfinished_line: Option<Excerpt>,
+    },
     /// The caller cancelled it with [`Core::cancel`](super::Core::cancel).
     Cancelled,
     /// The extension exited, or closed its stdout, before answering.
-    ExtensionExited,
+    ExtensionExited {
+        /// Bytes the extension wrote after its last newline before its stdout ended,
+        /// if any: most often the reply, written without its final newline.
+        unfinished_line: Option<Excerpt>,
+    },
     /// The extension answered with a result that does not have the shape of the
     /// method's result.
     InvalidResult(FieldError),
@@ -362,13 +376,32 @@ impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CallError::Rpc(e) => write!(f, "error {}: {}", e.code.code(), e.message),
-            CallError::Timeout => f.write_str("the extension did not answer in time"),
+            CallError::Timeout { unfinished_line } => {
+                f.write_str("the extension did not answer in time")?;
+                write_unfinished(f, unfinished_line.as_ref(), "are pending")
+            }
             CallError::Cancelled => f.write_str("cancelled"),
-            CallError::ExtensionExited => f.write_str("the extension exited before answering"),
+            CallError::ExtensionExited { unfinished_line } => {
+                f.write_str("the extension exited before answering")?;
+                write_unfinished(f, unfinished_line.as_ref(), "came before the end")
+            }
             CallError::InvalidResult(e) => write!(f, "invalid result: {e}"),
             CallError::InvalidReply(e) => write!(f, "invalid reply: {e}"),
             CallError::TooLarge { len } => write!(f, "the reply was too large ({len} bytes)"),
         }
+    }
+}
+
+/// `; 57 bytes without a newline are pending: {"jsonrpc"… (a missing newline or
+/// flush?)`, for a call that ended with bytes left after the last newline.
+fn write_unfinished(f: &mut fmt::Formatter<'_>, line: Option<&Excerpt>, how: &str) -> fmt::Result {
+    match line {
+        Some(line) => write!(
+            f,
+            "; {} bytes without a newline {how}: {line} (a missing newline or flush?)",
+            line.len
+        ),
+        None => Ok(()),
     }
 }
 

@@ -84,9 +84,11 @@ impl Core {
                 let id = response_id(prefix);
                 self.handle_too_long(id, Excerpt::of(prefix, length(len)));
             }
-            Frame::Truncated { prefix, len } => self.report(PeerError::Truncated {
-                line: Excerpt::of(prefix, length(len)),
-            }),
+            Frame::Truncated { prefix, len } => {
+                let line = Excerpt::of(prefix, length(len));
+                self.truncated_line = Some(line.clone());
+                self.report(PeerError::Truncated { line });
+            }
         }
     }
 

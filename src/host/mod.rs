@@ -224,6 +224,7 @@ pub struct CallOptions {
 ///             break;
 ///         }
 ///         Output::Event(other) => println!("{other:?}"), // progress, shutting down
+///         Output::CloseStdin => {} // close the extension's stdin here
 ///         Output::Kill => exiting = true, // kill the process group here
 ///         Output::Wait(deadline) => {
 ///             // Block until stdout has bytes, the process exits, or `deadline` passes.
@@ -269,6 +270,10 @@ pub struct CallOptions {
 ///   sends `shutdown` (once) and starts the grace timer; replies to other calls during
 ///   the grace are still delivered. If the exit is not reported when the grace ends,
 ///   [`Output::Kill`] comes, exactly once, and never earlier.
+/// * **Closing stdin.** Right after the `shutdown` notification is transmitted,
+///   whatever started the shutdown, [`Output::CloseStdin`] tells the driver to close
+///   the extension's stdin, since the end of input means `shutdown` too. Nothing is
+///   written after it (not even the answer to a request the extension sends later).
 /// * **Time.** Every command and input carries `now`; an earlier `now` than one seen
 ///   before counts as the latest one. Timers fire in `poll_output`, earliest first:
 ///   those due at `now` fire before the bytes handed in with the same input are
@@ -318,6 +323,13 @@ pub struct Core {
     /// When the grace period ends, while it runs.
     grace_ends: Option<Instant>,
     kill_due: bool,
+    /// The unfinished last line, once stdout ended in the middle of one: the calls
+    /// still pending end naming it.
+    truncated_line: Option<Excerpt>,
+    /// [`Output::CloseStdin`] is owed: `shutdown` was queued for transmission.
+    close_stdin_due: bool,
+    /// [`Output::CloseStdin`] was given: nothing more is written.
+    stdin_closed: bool,
     stdout_closed: bool,
     /// The exit code, once the exit was reported.
     exit: Option<Option<i32>>,
@@ -343,6 +355,9 @@ impl Core {
             shutdown: None,
             grace_ends: None,
             kill_due: false,
+            truncated_line: None,
+            close_stdin_due: false,
+            stdin_closed: false,
             stdout_closed: false,
             exit: None,
             finished: false,
@@ -527,6 +542,10 @@ impl Core {
             if self.out.is_pending() {
                 break;
             }
+            if core::mem::take(&mut self.close_stdin_due) && self.exit.is_none() {
+                self.stdin_closed = true;
+                return Output::CloseStdin;
+            }
             if let Some(event) = self.events.pop_front() {
                 return Output::Event(event);
             }
@@ -555,7 +574,12 @@ impl Core {
         }
         if self.stdout_closed {
             if let Some(call) = self.calls.first() {
-                self.end_call(call, Err(CallError::ExtensionExited), None);
+                let unfinished_line = self.truncated_line.clone();
+                self.end_call(
+                    call,
+                    Err(CallError::ExtensionExited { unfinished_line }),
+                    None,
+                );
                 return true;
             }
             if let Some(code) = self.exit {
@@ -574,7 +598,12 @@ impl Core {
     fn fire(&mut self, timer: Timer) {
         match timer.reason {
             TimerReason::CallDeadline(call) => {
-                self.end_call(call, Err(CallError::Timeout), Some(EndReason::TimedOut));
+                let unfinished_line = self
+                    .decoder
+                    .unfinished_line()
+                    .map(|(start, len)| Excerpt::of(start, len));
+                let error = CallError::Timeout { unfinished_line };
+                self.end_call(call, Err(error), Some(EndReason::TimedOut));
                 if self.shutdown.is_none() {
                     self.begin_shutdown(ShutdownReason::Timeout { call });
                 }
@@ -721,14 +750,16 @@ impl Core {
 
     fn begin_shutdown(&mut self, reason: ShutdownReason) {
         self.send(|out| rpc::write_notification(method::SHUTDOWN, None, out));
+        self.close_stdin_due = !self.stdin_closed;
         self.shutdown = Some(reason);
         self.grace_ends = Some(self.now + self.config.grace);
         self.events.push_back(Event::ShuttingDown { reason });
     }
 
-    /// Appends one line to the output buffer; nothing once the process has exited.
+    /// Appends one line to the output buffer; nothing once the process has exited or
+    /// its stdin was closed.
     fn send(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
-        if self.exit.is_none() {
+        if self.exit.is_none() && !self.stdin_closed {
             self.out.write_line(write);
         }
     }

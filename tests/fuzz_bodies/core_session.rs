@@ -60,6 +60,7 @@ struct Session {
     issued: Vec<CallId>,
     shutdown_at: Option<Instant>,
     shutdown_sent: usize,
+    stdin_closed: bool,
     kills: usize,
     stdout_closed: bool,
     exited: bool,
@@ -109,6 +110,7 @@ impl Session {
             issued: Vec::new(),
             shutdown_at: None,
             shutdown_sent: 0,
+            stdin_closed: false,
             kills: 0,
             stdout_closed: false,
             exited: false,
@@ -298,10 +300,16 @@ impl Session {
                     assert!(!self.closed, "output after Closed: {output:?}");
                     match output {
                         Output::Transmit(bytes) => {
+                            assert!(!self.stdin_closed, "bytes written after stdin was closed");
                             let bytes = bytes.to_vec();
                             self.transmitted(&bytes);
                         }
                         Output::Event(event) => self.event(event),
+                        Output::CloseStdin => {
+                            assert_eq!(self.shutdown_sent, 1, "stdin closed before shutdown");
+                            assert!(!self.stdin_closed, "stdin closed twice");
+                            self.stdin_closed = true;
+                        }
                         Output::Kill => self.kill(),
                         other => panic!("an output this target does not know: {other:?}"),
                     }
@@ -359,14 +367,14 @@ impl Session {
                     .unwrap_or_else(|| panic!("call {id} ended twice, or was never started"));
                 self.ended.insert(id);
                 match result {
-                    Err(CallError::Timeout) => assert!(
+                    Err(CallError::Timeout { .. }) => assert!(
                         self.now >= started.earliest_timeout,
                         "call {id} timed out early: started {:?}, now {:?}",
                         started.at,
                         self.now
                     ),
                     Err(CallError::Cancelled) => assert!(started.cancelled),
-                    Err(CallError::ExtensionExited) => assert!(self.stdout_closed),
+                    Err(CallError::ExtensionExited { .. }) => assert!(self.stdout_closed),
                     _ => {}
                 }
             }

@@ -24,6 +24,7 @@ const POLL_WAIT = 0;
 const POLL_TRANSMIT = 1;
 const POLL_EVENT = 2;
 const POLL_KILL = 3;
+const POLL_CLOSE_STDIN = 4;
 
 const TIMEOUT_MS = 5000; // the configured per-call timeout
 const GRACE_MS = 1000; // between `shutdown` and the kill
@@ -138,6 +139,9 @@ function pump() {
       child.stdin.write(bytes);
     } else if (kind === POLL_EVENT) {
       onEvent(JSON.parse(utf8.decode(output())));
+    } else if (kind === POLL_CLOSE_STDIN) {
+      log('core closes the extension\'s stdin (after shutdown)');
+      child.stdin.end();
     } else if (kind === POLL_KILL) {
       seen.killAt = coreNow;
       log(`kill decision: SIGKILL to pid ${child.pid}`);

@@ -143,7 +143,9 @@ fn run_call(
         }
     }
     Err(Failure::of_call(
-        &CallError::ExtensionExited,
+        &CallError::ExtensionExited {
+            unfinished_line: None,
+        },
         tool_name,
         options,
     ))

@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use dhara_protocol::driver::{self, ExtensionProcess, Stderr, TraceHook, Traced};
-use dhara_protocol::host::{CallError, Config};
+use dhara_protocol::host::{CallError, Config, EndReason, Event, Excerpt, PeerError};
 use dhara_protocol::json::{Object, Value};
 use dhara_protocol::message::{Content, InitializeResult};
 use dhara_protocol::rpc::ErrorObject;
@@ -46,18 +46,22 @@ impl Failure {
                 message: format!("{what} failed: {}", describe_error_object(object)),
                 json: error_object_json(object),
             },
-            CallError::Timeout => Failure::new(
+            CallError::Timeout { unfinished_line } => Failure::new(
                 Status::Timeout,
                 "timeout",
                 format!(
-                    "{what}: no reply within {}; the extension was sent shutdown",
-                    format_duration(options.timeout)
+                    "{what}: no reply within {}; the extension was sent shutdown{}",
+                    format_duration(options.timeout),
+                    unfinished(unfinished_line.as_ref(), "were pending")
                 ),
             ),
-            CallError::ExtensionExited => Failure::new(
+            CallError::ExtensionExited { unfinished_line } => Failure::new(
                 Status::Exited,
                 "exited",
-                format!("{what}: the extension exited before replying"),
+                format!(
+                    "{what}: the extension exited before replying{}",
+                    unfinished(unfinished_line.as_ref(), "came before its stdout ended")
+                ),
             ),
             CallError::InvalidResult(why) => Failure::new(
                 Status::Protocol,
@@ -77,6 +81,18 @@ impl Failure {
             print_json(&line);
         }
         self.status
+    }
+}
+
+/// What to add to a call's failure when the extension left bytes without a newline:
+/// the likeliest first mistake of an extension author.
+fn unfinished(line: Option<&Excerpt>, how: &str) -> String {
+    match line {
+        Some(line) => format!(
+            ". {} bytes without a final newline {how}: `{line}`. Does the extension end each message with a newline and flush its stdout?",
+            line.len
+        ),
+        None => String::new(),
     }
 }
 
@@ -176,7 +192,9 @@ pub fn start(
         .grace(options.grace)
         // The extension's own answer to bad input is what a person testing it wants.
         .validate_input(false);
-    let driver_options = driver::Options { config, stderr };
+    let mut driver_options = driver::Options::default();
+    driver_options.config = config;
+    driver_options.stderr = stderr;
     let mut extension = ExtensionProcess::spawn(process, driver_options).map_err(|e| {
         let message = match e.kind() {
             ErrorKind::NotFound => {
@@ -215,18 +233,81 @@ pub fn initialize(
         })
 }
 
-/// Sends `shutdown` and waits for the exit (or the kill after the grace). Says so when
-/// the extension had to be killed or exited with an error code.
+/// Sends `shutdown` and waits for the exit (or the kill after the grace), telling the
+/// person what the extension got wrong meanwhile. Says so when the extension had to be
+/// killed, exited with an error code, or was ended by a signal.
 pub fn shut_down(extension: &mut ExtensionProcess, options: &Options) {
-    match extension.shutdown() {
-        Ok(Some(0)) => {}
-        Ok(Some(code)) => eprintln!("dhara: the extension exited with code {code}"),
-        Ok(None) if extension.killed() => eprintln!(
-            "dhara: the extension did not exit within the grace period ({}) and was killed",
+    let outcome = extension.shutdown_with(|event| report_late(&event));
+    if let Err(e) = outcome {
+        eprintln!("dhara: shutdown: {e}");
+        return;
+    }
+    if let Some(how) = describe_exit(extension, options) {
+        eprintln!("dhara: {how}");
+    }
+}
+
+/// How the extension ended, when it is worth saying: `None` for an exit with code 0.
+pub fn describe_exit(extension: &ExtensionProcess, options: &Options) -> Option<String> {
+    if extension.killed() {
+        return Some(format!(
+            "the extension did not exit within the grace period ({}) and was killed",
             format_duration(options.grace)
+        ));
+    }
+    let status = extension.exit_status()?;
+    match status.code() {
+        Some(0) => None,
+        Some(code) => Some(format!("the extension exited with code {code}")),
+        None => Some(match signal_of(&status) {
+            Some(signal) => format!("the extension was ended by signal {signal}"),
+            None => String::from("the extension was ended by a signal"),
+        }),
+    }
+}
+
+#[cfg(unix)]
+fn signal_of(status: &std::process::ExitStatus) -> Option<String> {
+    use std::os::unix::process::ExitStatusExt;
+    let number = status.signal()?;
+    let name = match number {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => return Some(number.to_string()),
+    };
+    Some(format!("{number} ({name})"))
+}
+
+#[cfg(not(unix))]
+fn signal_of(_: &std::process::ExitStatus) -> Option<String> {
+    None
+}
+
+/// An event that comes while the session ends: the extension's mistakes, and a reply
+/// that came only after its call had timed out (often a reply flushed at exit).
+fn report_late(event: &Event) {
+    match event {
+        Event::Protocol(PeerError::LateResponse {
+            call,
+            ended: Some(EndReason::TimedOut),
+        }) => eprintln!(
+            "dhara: the reply to call {} came only after it had timed out; is the extension's stdout flushed after each message?",
+            call.get()
         ),
-        Ok(None) => eprintln!("dhara: the extension was ended by a signal"),
-        Err(e) => eprintln!("dhara: shutdown: {e}"),
+        Event::Protocol(PeerError::Truncated { line }) => eprintln!(
+            "dhara: protocol: the extension's output ended inside a line ({} bytes without a final newline: `{line}`); does it end each message with a newline?",
+            line.len
+        ),
+        Event::Protocol(problem) => eprintln!("dhara: protocol: {problem}"),
+        _ => {}
     }
 }
 

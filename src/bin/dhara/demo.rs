@@ -69,10 +69,9 @@ impl Demo {
             .timeout(TIMEOUT)
             .grace(GRACE)
             .validate_input(false);
-        let options = driver::Options {
-            config,
-            stderr: Stderr::Prefixed(String::from("[example-extension] ")),
-        };
+        let mut options = driver::Options::default();
+        options.config = config;
+        options.stderr = Stderr::Prefixed(String::from("[example-extension] "));
         let mut extension = ExtensionProcess::spawn(command, options)
             .map_err(|e| format!("cannot start {} example-extension: {e}", exe.display()))?;
         if trace {
@@ -192,7 +191,7 @@ impl Demo {
             match event {
                 Event::CallEnded {
                     call: c,
-                    result: Err(CallError::Timeout),
+                    result: Err(CallError::Timeout { .. }),
                 } if c == call => {
                     outln!(
                         "   [{at:>5.2}s] no reply in time: the call ends now with a timeout error"

@@ -14,10 +14,11 @@
 //!   then in the output buffer.
 //! * What happened: `core_stdout(len, now)`, `core_stdout_closed(now)`,
 //!   `core_exited(code, now)` (a negative code: ended by a signal), `core_timeout(now)`.
-//! * What to do: `poll()` returns [`POLL_WAIT`], [`POLL_TRANSMIT`], [`POLL_EVENT`] or
-//!   [`POLL_KILL`]. The bytes to write, or the event as JSON, are at `output_ptr()`
-//!   for `output_len()` bytes until the next call; after a wait, `wait_deadline_ms()`
-//!   is the instant to call `core_timeout` at, or -1 when there is none.
+//! * What to do: `poll()` returns [`POLL_WAIT`], [`POLL_TRANSMIT`], [`POLL_EVENT`],
+//!   [`POLL_KILL`] or [`POLL_CLOSE_STDIN`]. The bytes to write, or the event as JSON,
+//!   are at `output_ptr()` for `output_len()` bytes until the next call; after a
+//!   wait, `wait_deadline_ms()` is the instant to call `core_timeout` at, or -1 when
+//!   there is none.
 //!
 //! Handing a pointer to the host needs no `unsafe`: the buffers are `Vec`s owned here,
 //! and their addresses are offsets into linear memory. The only unsafe-marked code is
@@ -41,6 +42,9 @@ pub const POLL_TRANSMIT: u32 = 1;
 pub const POLL_EVENT: u32 = 2;
 /// `poll()`: kill the extension process now, then report the exit.
 pub const POLL_KILL: u32 = 3;
+/// `poll()`: close the extension's stdin (after the bytes written before), then poll
+/// again.
+pub const POLL_CLOSE_STDIN: u32 = 4;
 
 /// The module's one Core and the buffers shared with the host.
 struct Host {
@@ -210,6 +214,7 @@ pub extern "C" fn poll() -> u32 {
                 POLL_EVENT
             }
             Output::Kill => POLL_KILL,
+            Output::CloseStdin => POLL_CLOSE_STDIN,
             Output::Wait(deadline) => {
                 *deadline_ms = deadline.map_or(-1.0, |at| at.since_origin().as_secs_f64() * 1e3);
                 POLL_WAIT
@@ -306,9 +311,9 @@ fn event_json(event: Event) -> Value {
 fn call_error_json(error: &CallError) -> Value {
     let kind = match error {
         CallError::Rpc(_) => "Rpc",
-        CallError::Timeout => "Timeout",
+        CallError::Timeout { .. } => "Timeout",
         CallError::Cancelled => "Cancelled",
-        CallError::ExtensionExited => "ExtensionExited",
+        CallError::ExtensionExited { .. } => "ExtensionExited",
         CallError::InvalidResult(_) => "InvalidResult",
         CallError::TooLarge { .. } => "TooLarge",
         _ => "Other",

@@ -35,6 +35,9 @@ fn drain(core: &mut Core) -> Option<Instant> {
             Output::Event(event) => {
                 black_box(event);
             }
+            Output::CloseStdin => {
+                black_box(());
+            }
             Output::Kill => {
                 black_box(());
             }
