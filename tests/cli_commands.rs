@@ -647,3 +647,42 @@ fn demo_trace_shows_the_messages() {
     );
     assert!(err.contains("killed the process group"), "{err}");
 }
+
+#[test]
+fn session_lets_calls_past_the_limit_wait_and_ends_every_one() {
+    // 20,000 calls, far past the 1,024 that may be in flight at once: each waits for
+    // a slot (stdin is read no faster than calls end) and ends with its result.
+    const CALLS: usize = 20_000;
+    let mut child = Command::new(DHARA)
+        .args(["session", "--", DHARA, "example-extension"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the dhara binary starts");
+    let mut input = child.stdin.take().expect("piped stdin");
+    // Written from a thread: dhara reads stdin only as slots free up, while its
+    // results fill the stdout pipe, which this thread reads.
+    let writer = std::thread::spawn(move || {
+        for n in 0..CALLS {
+            let line = format!("{{\"tool\": \"add\", \"input\": {{\"a\": {n}, \"b\": 1}}}}\n");
+            input.write_all(line.as_bytes()).expect("stdin written");
+        }
+    });
+    let out = child.wait_with_output().expect("dhara finishes");
+    writer.join().expect("the writer thread");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let mut seen = vec![false; CALLS];
+    for line in stdout(&out).lines() {
+        let line = json::parse(line.as_bytes()).expect("JSON line");
+        let number = line["line"].as_u64().expect("a line number") as usize;
+        let text = line["result"]["content"][0]["text"].as_str();
+        assert_eq!(text, Some(number.to_string().as_str()), "{line}");
+        assert!(
+            !std::mem::replace(&mut seen[number - 1], true),
+            "line {number} twice"
+        );
+    }
+    assert!(seen.iter().all(|&s| s), "every call ends with a result");
+    assert!(!stderr(&out).contains("in flight"), "{}", stderr(&out));
+}

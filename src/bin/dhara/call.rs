@@ -292,8 +292,14 @@ fn run_session(extension: &mut ExtensionProcess, options: &Options) -> Status {
     let mut worst = Status::Success;
     let mut pending: Vec<Pending> = Vec::new();
     let mut input_ended = false;
+    // Backpressure: past this many calls in flight, no line is read until one ends, so
+    // the reader thread blocks on its bounded channel and stdin stays unread.
+    let max_in_flight = extension.core().config().max_in_flight;
     loop {
-        while let Ok(line) = lines.try_recv() {
+        while pending.len() < max_in_flight {
+            let Ok(line) = lines.try_recv() else {
+                break;
+            };
             match line {
                 Line::Text(number, text) if !text.trim().is_empty() => {
                     match start_session_call(extension, number, &text) {
