@@ -319,6 +319,7 @@ pub fn trace_to_stderr() -> TraceHook {
             Traced::Received(line) => ("<-", String::from_utf8_lossy(line).into_owned()),
             Traced::Stderr(line) => ("!!", String::from_utf8_lossy(line).into_owned()),
             Traced::StdoutClosed => ("--", String::from("stdout closed")),
+            Traced::StdinClosed => ("--", String::from("stdin closed (after shutdown)")),
             Traced::Killed => ("--", String::from("killed the process group")),
             Traced::Exited(Some(code)) => ("--", format!("exited with code {code}")),
             Traced::Exited(None) => ("--", String::from("ended by a signal")),
