@@ -80,7 +80,7 @@ pub struct Options {
     /// When the extension exits on its own, kill whatever is left in its process group
     /// (processes it started and did not end), so that nothing outlives the session.
     /// Default `true`. Off, such processes are left running; a process still holding
-    /// the extension's stdout then delays the report of its exit by [`STDOUT_DRAIN`].
+    /// the extension's stdout then delays the report of its exit by [`STDOUT_DRAIN`](crate::driver::STDOUT_DRAIN).
     /// (After [`Output::Kill`] the whole group is killed in any case.)
     pub end_process_group: bool,
 }
