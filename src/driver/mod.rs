@@ -48,6 +48,7 @@ mod process;
 mod serve;
 
 pub use process::{
-    Error, ExtensionProcess, Options, Stderr, TraceHook, Traced, kill_group, kill_process_group,
+    Error, ExtensionProcess, Options, STDOUT_DRAIN, Stderr, TraceHook, Traced, kill_group,
+    kill_process_group,
 };
 pub use serve::{RunningCall, StdioExtension, ToolHandler};
