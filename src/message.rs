@@ -1081,6 +1081,27 @@ impl ToolResult {
         }
     }
 
+    /// A tool-level failure (`isError: true`) with these content items: the LLM sees
+    /// them, as it sees a result. ([`error_text`](ToolResult::error_text) is the
+    /// one-text case.) A protocol-level failure is a JSON-RPC error instead.
+    ///
+    /// ```
+    /// use dhara_protocol::message::{Content, ToolResult};
+    ///
+    /// let result = ToolResult::error([Content::text("no such file: a.txt")]);
+    /// assert!(result.is_error);
+    /// assert_eq!(
+    ///     result.to_value().to_string(),
+    ///     r#"{"content":[{"type":"text","text":"no such file: a.txt"}],"isError":true}"#
+    /// );
+    /// ```
+    pub fn error(content: impl IntoIterator<Item = Content>) -> ToolResult {
+        ToolResult {
+            content: content.into_iter().collect(),
+            is_error: true,
+        }
+    }
+
     fn read(r: &mut Reader<'_>) -> Read<ToolResult> {
         read_usual_or_any(r, ToolResult::read_usual, ToolResult::read_any)
     }

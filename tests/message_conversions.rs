@@ -637,3 +637,24 @@ fn tool_input_is_checked_against_its_schema() {
     };
     assert_eq!(schemaless.check_input(&json!([1, "x"])), Ok(()));
 }
+
+#[test]
+fn tool_result_error_is_a_tool_level_failure_with_the_items_given() {
+    let items = [
+        Content::text("not found: a.txt"),
+        Content::text("searched: ./, ./docs"),
+    ];
+    let result = ToolResult::error(items.clone());
+    assert!(result.is_error);
+    assert_eq!(result.content, items);
+    let value = result.to_value();
+    assert_eq!(value["isError"], Value::Bool(true));
+    assert_eq!(value["content"][1]["text"], Value::from("searched: ./, ./docs"));
+    // Read back, it is the same failure; with one text item it is `error_text`.
+    assert_eq!(ToolResult::from_value(value), Ok(result));
+    assert_eq!(
+        ToolResult::error([Content::text("x")]),
+        ToolResult::error_text("x")
+    );
+    assert!(ToolResult::error([]).content.is_empty());
+}
