@@ -107,6 +107,8 @@ mod value;
 mod write;
 
 pub use error::{Error, ErrorKind};
+// Inlined: the macro itself is hidden at the crate root (see `macros.rs`).
+#[doc(inline)]
 pub use macros::json;
 pub use raw::RawValue;
 pub use read::{ParseOptions, Reader, parse, parse_with};
