@@ -47,6 +47,26 @@
 //! A missing or mistyped member is a [`FieldError`] naming its path, such as
 //! `tools[2].inputSchema`. Writing emits exactly the members the protocol names, in
 //! the order of the published examples, leaving out absent optional members.
+//!
+//! ```
+//! use dhara_protocol::json::{self, json};
+//! use dhara_protocol::message::{ExecuteParams, Progress, ToolResult};
+//!
+//! let params = ExecuteParams::new("read_file", json!({"path": "Cargo.toml"}));
+//! assert_eq!(
+//!     params.to_value().to_string(),
+//!     r#"{"toolName":"read_file","input":{"path":"Cargo.toml"}}"#
+//! );
+//!
+//! // `isError` absent reads as `false`.
+//! let result = ToolResult::from_value(json::parse(br#"{"content":[{"type":"text","text":"ok"}]}"#)?)?;
+//! assert!(!result.is_error);
+//!
+//! // Progress names its request with the optional `id`.
+//! let progress = Progress::from_value(json!({"message": "halfway", "id": 7}))?;
+//! assert_eq!(progress.id, Some(7u64.into()));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use alloc::borrow::Cow;
 use alloc::string::String;

@@ -4,6 +4,19 @@
 //! start, boot, `performance.now()`'s zero, a simulation's step 0). Only differences
 //! between instants matter, so any monotonic source works. Under the `std` feature,
 //! [`Clock`] converts from [`std::time::Instant`].
+//!
+//! ```
+//! use core::time::Duration;
+//! use dhara_protocol::time::Instant;
+//!
+//! // A driver on a microcontroller counts milliseconds since boot.
+//! let sent = Instant::from_millis(1_000);
+//! let deadline = sent + Duration::from_secs(30);
+//! let now = Instant::from_millis(25_000);
+//! assert!(now < deadline);
+//! // How long to sleep before reporting the timeout:
+//! assert_eq!(deadline.saturating_duration_since(now), Duration::from_secs(6));
+//! ```
 
 use core::ops::{Add, Sub};
 use core::time::Duration;

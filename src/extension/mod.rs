@@ -6,6 +6,21 @@
 //! clock and never does I/O, so the same code runs under threads, an async runtime,
 //! WASM or a microcontroller.
 //!
+//! ```
+//! use dhara_protocol::extension::{Event, Extension, Input, Output, ServerInfo};
+//!
+//! let mut extension = Extension::new(ServerInfo::new("tools", "1.0.0"), Vec::new());
+//! extension.handle_input(Input::Stdin(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n"));
+//! // Answered by the endpoint itself: not initialized yet.
+//! let Output::Transmit(reply) = extension.poll_output() else { unreachable!() };
+//! assert!(reply.starts_with(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002"#));
+//! assert_eq!(extension.poll_output(), Output::Wait);
+//!
+//! extension.handle_input(Input::StdinClosed); // the end of stdin means shutdown
+//! assert_eq!(extension.poll_output(), Output::Event(Event::Shutdown));
+//! assert_eq!(extension.poll_output(), Output::Exit { code: 0 });
+//! ```
+//!
 //! # What the endpoint answers by itself
 //!
 //! | input | reply |

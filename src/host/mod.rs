@@ -4,7 +4,24 @@
 //! from the extension's stdout, the end of stdout, the exit, time passing) and the
 //! application's commands, each with the current time; it hands back bytes to write
 //! to the extension's stdin, events, the next deadline, and the decision to kill. It
-//! never reads a clock and never does I/O. See [`Core`] for a complete driver loop.
+//! never reads a clock and never does I/O. See [`Core`] for a complete driver loop,
+//! and `docs/driving.md` in the repository for writing a driver on any runtime.
+//!
+//! ```
+//! use core::time::Duration;
+//! use dhara_protocol::host::{Config, Core, Output};
+//! use dhara_protocol::message::InitializeParams;
+//! use dhara_protocol::time::Instant;
+//!
+//! let mut core = Core::new(Config::default().timeout(Duration::from_secs(10)));
+//! core.initialize(Instant::ZERO, InitializeParams::new("/work"))?;
+//! // Bytes for the extension's stdin...
+//! let Output::Transmit(bytes) = core.poll_output() else { unreachable!() };
+//! assert!(bytes.starts_with(br#"{"jsonrpc":"2.0","id":1,"method":"initialize""#));
+//! // ...then nothing to do until its stdout has something, or the deadline passes.
+//! assert_eq!(core.poll_output(), Output::Wait(Some(Instant::from_millis(10_000))));
+//! # Ok::<(), dhara_protocol::host::UsageError>(())
+//! ```
 //!
 //! The module's parts:
 //!
