@@ -8,6 +8,31 @@
 //! [`ExtensionProcess::next_event`] (the Core side) and [`StdioExtension::serve_on`]
 //! (the extension side); everything else is convenience around them.
 //!
+//! An extension served over any byte streams, here a script of what a Core sends:
+//!
+//! ```
+//! use dhara_protocol::driver::StdioExtension;
+//! use dhara_protocol::json::json;
+//! use dhara_protocol::message::{Tool, ToolResult};
+//!
+//! let upper = Tool::new("upper", "Upper-case a text", json!({"type": "object"}));
+//! let extension = StdioExtension::new("text-tools", "1.0.0").tool(upper, |input, _call| {
+//!     Ok(ToolResult::text(input["text"].as_str().unwrap_or("").to_uppercase()))
+//! });
+//! let stdin = concat!(
+//!     r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"version":"0.1.0","cwd":"/"}}"#, "\n",
+//!     r#"{"jsonrpc":"2.0","id":2,"method":"tools/execute","params":{"toolName":"upper","input":{"text":"hi"}}}"#, "\n",
+//!     r#"{"jsonrpc":"2.0","method":"shutdown"}"#, "\n",
+//! );
+//! let mut stdout = Vec::new();
+//! assert_eq!(extension.serve_on(stdin.as_bytes(), &mut stdout), 0); // the exit code
+//! let stdout = String::from_utf8(stdout)?;
+//! assert!(stdout.ends_with(concat!(
+//!     r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"HI"}],"isError":false}}"#, "\n"
+//! )));
+//! # Ok::<(), std::string::FromUtf8Error>(())
+//! ```
+//!
 //! # A driver's duties
 //!
 //! - **Poll until the endpoint waits.** After every input and every command, call
