@@ -4,9 +4,10 @@
 //! The endpoints in [`host`](crate::host) and [`extension`](crate::extension) do no I/O.
 //! This module is the smallest complete runtime for them, written to be read: it is
 //! the reference for anyone writing a driver on tokio, async-std, a GUI event loop or
-//! anything else. The loops to read are the private `run_until_event` behind
-//! [`ExtensionProcess::next_event`] (the Core side) and [`StdioExtension::serve_on`]
-//! (the extension side); everything else is convenience around them.
+//! anything else. The loops to read are behind [`ExtensionProcess::next_event`] (the
+//! Core side) and [`StdioExtension::serve_on`] (the extension side) in the source;
+//! everything else is convenience around them. `docs/driving.md` in the repository is
+//! the guide for any runtime, and `tests/tokio-host/` a complete driver on tokio.
 //!
 //! An extension served over any byte streams, here a script of what a Core sends:
 //!
