@@ -649,7 +649,10 @@ fn tool_result_error_is_a_tool_level_failure_with_the_items_given() {
     assert_eq!(result.content, items);
     let value = result.to_value();
     assert_eq!(value["isError"], Value::Bool(true));
-    assert_eq!(value["content"][1]["text"], Value::from("searched: ./, ./docs"));
+    assert_eq!(
+        value["content"][1]["text"],
+        Value::from("searched: ./, ./docs")
+    );
     // Read back, it is the same failure; with one text item it is `error_text`.
     assert_eq!(ToolResult::from_value(value), Ok(result));
     assert_eq!(
