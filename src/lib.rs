@@ -71,6 +71,7 @@
 //!             }
 //!             Output::Event(Event::Closed { code }) => break 'session code,
 //!             Output::Event(_) => {}
+//!             Output::CloseStdin => {} // right after `shutdown`: close the child's stdin
 //!             Output::Kill => unreachable!("it exits in time"),
 //!             Output::Wait(deadline) => break deadline, // sleep until it, at most
 //!         }

@@ -38,7 +38,7 @@ use tokio::sync::mpsc;
 use tokio::time::{Instant as TokioInstant, sleep_until};
 
 use dhara_protocol::driver::kill_process_group;
-use dhara_protocol::host::{Config, Core, Event, Input, Output, State};
+use dhara_protocol::host::{Config, Core, Event, Input, Output};
 use dhara_protocol::time::Instant;
 
 use session::{Session, Status};
@@ -142,6 +142,8 @@ async fn drive(child: &mut Child, core: &mut Core, session: &mut Session) -> Dri
     }
     let mut to_stdin = child.stdin.take().map(spawn_writer);
     let mut outbox: VecDeque<Vec<u8>> = VecDeque::new();
+    // `Output::CloseStdin` came: close stdin once the outbox has gone to the writer.
+    let mut close_stdin = false;
     let mut buf = vec![0u8; 64 * 1024];
     // The exit as `child.wait()` saw it, and when, until it is reported to the Core.
     let mut exit_seen: Option<(Option<i32>, TokioInstant)> = None;
@@ -160,6 +162,8 @@ async fn drive(child: &mut Child, core: &mut Core, session: &mut Session) -> Dri
                     return Driven { code, killed, at };
                 }
                 Output::Event(event) => session.handle(core, now(), event),
+                // Right after `shutdown`: the end of input means shutdown too.
+                Output::CloseStdin => close_stdin = true,
                 Output::Kill => {
                     // The whole group, then the child itself: the fallback where there
                     // are no process groups (Windows) or the group kill failed.
@@ -172,10 +176,9 @@ async fn drive(child: &mut Child, core: &mut Core, session: &mut Session) -> Dri
                 Output::Wait(deadline) => break deadline,
             }
         };
-        // After `shutdown` is queued nothing more needs to reach the child: close its
-        // stdin (the writer task ends once it has written what it holds), so the end of
-        // input tells the extension to stop even if it missed the message.
-        if outbox.is_empty() && matches!(core.state(), State::ShuttingDown | State::Closed) {
+        // Dropping the sender closes stdin: the writer task writes what it holds, then
+        // drops the pipe.
+        if close_stdin && outbox.is_empty() {
             to_stdin = None;
         }
 

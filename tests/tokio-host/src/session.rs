@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use dhara_protocol::host::{CallError, CallId, Core, Event, Reply, State, UsageError};
+use dhara_protocol::host::{CallError, CallId, Core, Event, Excerpt, Reply, State, UsageError};
 use dhara_protocol::json::{self, Object, Value};
 use dhara_protocol::message::{InitializeParams, ToolResult};
 
@@ -153,18 +153,22 @@ impl Failure {
                     json,
                 }
             }
-            CallError::Timeout => Failure::new(
+            CallError::Timeout { unfinished_line } => Failure::new(
                 Status::Timeout,
                 "timeout",
                 format!(
-                    "{what}: no reply within {}; the extension was sent shutdown",
-                    format_duration(timeout)
+                    "{what}: no reply within {}; the extension was sent shutdown{}",
+                    format_duration(timeout),
+                    unfinished(unfinished_line.as_ref(), "were pending")
                 ),
             ),
-            CallError::ExtensionExited => Failure::new(
+            CallError::ExtensionExited { unfinished_line } => Failure::new(
                 Status::Exited,
                 "exited",
-                format!("{what}: the extension exited before replying"),
+                format!(
+                    "{what}: the extension exited before replying{}",
+                    unfinished(unfinished_line.as_ref(), "came before its stdout ended")
+                ),
             ),
             CallError::InvalidResult(why) => Failure::new(
                 Status::Protocol,
@@ -181,6 +185,18 @@ impl Failure {
         eprintln!("tokio-host: {}", self.message);
         print_json(&json::json!({"error": (self.json)}));
         self.status
+    }
+}
+
+/// What `dhara` adds to a call's failure when the extension left bytes without a
+/// newline: the likeliest first mistake of an extension author.
+fn unfinished(line: Option<&Excerpt>, how: &str) -> String {
+    match line {
+        Some(line) => format!(
+            ". {} bytes without a final newline {how}: `{line}`. Does the extension end each message with a newline and flush its stdout?",
+            line.len
+        ),
+        None => String::new(),
     }
 }
 
@@ -279,9 +295,13 @@ impl Session {
         self.phase = Phase::Initializing(core.initialize(now, params).ok());
     }
 
-    /// Whether the loop should read another call line now.
+    /// Whether the loop should read another call line now: not while the Core has
+    /// its most calls in flight (the line waits, and so does our stdin, unread).
     pub fn wants_lines(&self, core: &Core) -> bool {
-        self.phase == Phase::Running && !self.input_ended && core.state() != State::Closed
+        self.phase == Phase::Running
+            && !self.input_ended
+            && core.state() != State::Closed
+            && self.pending.len() < core.config().max_in_flight
     }
 
     /// The next line of our stdin (the end, once the reader has stopped).

@@ -201,14 +201,23 @@ fn a_request_stuck_in_a_full_pipe_still_times_out_and_the_group_is_killed() {
 }
 
 #[test]
-fn the_exit_code_reported_is_the_one_the_extension_returned() {
+fn stdin_is_closed_after_shutdown_and_the_real_exit_code_is_reported() {
     if !python_available() {
         return;
     }
+    // It ignores `shutdown` and exits with code 7 only at the end of its stdin.
     let ext = script("exits_with_7.py");
     let input = concat!(r#"{"tool": "echo", "input": {"n": 1}}"#, "\n");
-    let out = tokio_host(&["--", "python3", &ext], input.as_bytes());
+    let started = Instant::now();
+    let out = tokio_host(&["--grace", "5s", "--", "python3", &ext], input.as_bytes());
+    // Well within the grace: stdin was closed, so it was not left to be killed.
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("killed"), "{}", stderr(&out));
     let lines = lines(&out);
     assert_eq!(
         lines[0]["result"]["content"][0]["text"],

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An extension that echoes, and exits with code 7 on `shutdown` or the end of stdin."""
+"""An extension that echoes, ignores `shutdown`, and exits with code 7 at the end of stdin."""
 import json
 import sys
 
@@ -12,8 +12,6 @@ for line in sys.stdin:
     elif method == "tools/execute":
         text = json.dumps(message["params"]["input"])
         result = {"content": [{"type": "text", "text": text}], "isError": False}
-    elif method == "shutdown":
-        break
     else:
         continue
     print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
