@@ -30,23 +30,20 @@ mod session;
 
 use std::collections::VecDeque;
 use std::process::{ExitCode, Stdio};
-use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 use tokio::time::{Instant as TokioInstant, sleep_until};
 
-use dhara_protocol::driver::kill_process_group;
+// STDOUT_DRAIN: after the child has exited, how long to wait for the end of its
+// stdout before reporting the exit anyway (a grandchild may hold the pipe open).
+use dhara_protocol::driver::{STDOUT_DRAIN, kill_process_group};
 use dhara_protocol::host::{Config, Core, Event, Input, Output};
 use dhara_protocol::time::Instant;
 
 use session::{Session, Status};
 
-/// After the child has exited, how long to wait for the end of its stdout before
-/// reporting the exit anyway: a grandchild may hold the pipe open. The same wait as
-/// the crate's std driver (`STDOUT_DRAIN` there).
-const STDOUT_DRAIN: Duration = Duration::from_millis(200);
 /// How many messages may wait in the channel to the writer task.
 const WRITER_QUEUE: usize = 16;
 /// How many messages may wait in the outbox before the loop stops reading new call
