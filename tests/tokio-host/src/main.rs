@@ -227,6 +227,10 @@ async fn drive(child: &mut Child, core: &mut Core, session: &mut Session) -> Dri
             && (stdout.is_none() || seen.elapsed() >= STDOUT_DRAIN)
         {
             exit_reported = true;
+            if !killed && let Some(pid) = pid {
+                // It exited on its own: what it started and left behind ends with it.
+                kill_process_group(pid);
+            }
             core.handle_input(now(), Input::Exited { code });
         }
     }
