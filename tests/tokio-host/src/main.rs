@@ -24,7 +24,7 @@
 //! grace and the kill would never come. So bytes to write go to a queue (`outbox`),
 //! and a writer task owns the child's stdin; the loop hands it one message at a time
 //! through a bounded channel, as one more branch of its `select!`. See
-//! `docs/driving.md` in the crate for the whole story.
+//! `docs/driving.md` in the repository for the whole story.
 
 mod session;
 
