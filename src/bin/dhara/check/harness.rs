@@ -19,7 +19,10 @@ use std::time::{Duration, Instant};
 use dhara_protocol::driver::kill_group;
 use dhara_protocol::frame::{self, Frame, LineDecoder};
 use dhara_protocol::json::Value;
-use dhara_protocol::rpc::{self, DecodeError, Id, Incoming, Message, Response};
+use dhara_protocol::message::method;
+use dhara_protocol::rpc::{self, DecodeError, Id, Incoming, Message, Notification, Response};
+
+use super::live::Live;
 
 /// How many of the extension's last stderr lines are kept for the report.
 const STDERR_TAIL_LINES: usize = 12;
@@ -30,6 +33,9 @@ const SHOWN_CHARS: usize = 200;
 const STDOUT_QUEUE_LINES: usize = 256;
 /// How often a waiting exit is polled.
 const EXIT_POLL: Duration = Duration::from_millis(10);
+/// How many `progress` notifications are kept between two looks at them; the rest
+/// are only counted.
+const KEPT_PROGRESS: usize = 64;
 
 /// Prints every line, with its direction and the time since the check began, to
 /// stderr (`--trace`).
@@ -123,6 +129,16 @@ pub struct Process {
     earlier_ids: Vec<Id>,
     latest_id: Option<Id>,
     exit: Option<Option<i32>>,
+    /// The id the next request gets.
+    next_id: u64,
+    /// What the latest request asked for, for the status line.
+    awaited: String,
+    live: Live,
+    /// The params of the `progress` notifications received since the last
+    /// [`take_progress`](Self::take_progress), the first [`KEPT_PROGRESS`] of them.
+    progress: Vec<Value>,
+    /// How many `progress` notifications were received past those kept.
+    progress_dropped: usize,
     /// What came on stdout besides the replies waited for and notifications: lines
     /// that are not JSON-RPC (logs, garbage), late replies, requests.
     pub unexpected: Unexpected,
@@ -135,6 +151,7 @@ impl Process {
         command: &[String],
         cwd: &Path,
         trace: &Trace,
+        live: &Live,
     ) -> Result<Process, String> {
         let (program, args) = command.split_first().ok_or("no command given")?;
         let mut process = Command::new(program);
@@ -180,14 +197,60 @@ impl Process {
             earlier_ids: Vec::new(),
             latest_id: None,
             exit: None,
+            next_id: 1,
+            awaited: String::new(),
+            live: live.clone(),
+            progress: Vec::new(),
+            progress_dropped: 0,
             unexpected: Unexpected::default(),
         })
+    }
+
+    /// The number of this process in the check (1 for the first started).
+    pub fn number(&self) -> usize {
+        self.number
+    }
+
+    /// A request id not used before on this process: 1, 2, 3, ...
+    pub fn new_id(&mut self) -> Id {
+        let id = self.next_id;
+        self.next_id += 1;
+        Id::from(id)
+    }
+
+    /// Whether the process can still answer: it has not exited and its stdout is
+    /// open.
+    pub fn is_alive(&mut self) -> bool {
+        self.stdout_open && self.poll_exit().is_none()
+    }
+
+    /// How the process ended, once it has: `exited with code 1`, `was killed by a
+    /// signal`; `None` while it runs.
+    pub fn ended(&mut self) -> Option<String> {
+        if self.stdout_open {
+            // Its exit may take a moment to follow the end of its stdout.
+            return None;
+        }
+        let _ = self.wait_exit(Duration::from_millis(200));
+        Some(match self.poll_exit() {
+            Some(Some(code)) => format!("exited with code {code}"),
+            Some(None) => String::from("was killed by a signal"),
+            None => String::from("closed its stdout"),
+        })
+    }
+
+    /// The `progress` params received since the last look, and how many more came
+    /// beyond those kept.
+    pub fn take_progress(&mut self) -> (Vec<Value>, usize) {
+        let dropped = std::mem::take(&mut self.progress_dropped);
+        (std::mem::take(&mut self.progress), dropped)
     }
 
     /// Writes one line as is (it may be anything, valid or not), then a newline.
     /// `id` is the request id the line carries, if it carries one.
     pub fn send_line(&mut self, line: &[u8], id: Option<Id>) -> Result<(), String> {
         if let Some(id) = id {
+            self.awaited = format!("a reply to id {} [process {}]", id_text(&id), self.number);
             self.earlier_ids.extend(self.latest_id.replace(id));
         }
         self.trace.line(self.number, "->", line);
@@ -209,7 +272,13 @@ impl Process {
     ) -> Result<(), String> {
         let mut line = Vec::new();
         rpc::write_request(&id, method, params, &mut line);
-        self.send_line(&line, Some(id))
+        let shown_id = id_text(&id);
+        self.send_line(&line, Some(id))?;
+        self.awaited = format!(
+            "the reply to {method} (id {shown_id}) [process {}]",
+            self.number
+        );
+        Ok(())
     }
 
     /// Sends a notification.
@@ -234,6 +303,13 @@ impl Process {
     /// request. Notifications from the extension are skipped; anything else that is
     /// not a reply is counted in [`unexpected`](Self::unexpected).
     pub fn next_reply(&mut self, wait: Duration) -> Reply {
+        self.live.waiting(self.awaited.clone());
+        let reply = self.wait_reply(wait);
+        self.live.done();
+        reply
+    }
+
+    fn wait_reply(&mut self, wait: Duration) -> Reply {
         let deadline = deadline_after(wait);
         loop {
             let Some(line) = self.next_line(deadline) else {
@@ -252,7 +328,9 @@ impl Process {
                         return Reply::Response(response);
                     }
                 }
-                Incoming::Single(Ok(Message::Notification(_))) => {}
+                Incoming::Single(Ok(Message::Notification(notification))) => {
+                    self.notified(notification)
+                }
                 Incoming::Single(Ok(Message::Request(request))) => {
                     self.unexpected
                         .record(format!("a request from the extension: {}", request.method));
@@ -269,6 +347,14 @@ impl Process {
     /// Waits up to `wait` for the process to exit, reading (and counting as unexpected)
     /// whatever it still writes meanwhile.
     pub fn wait_exit(&mut self, wait: Duration) -> Exit {
+        self.live
+            .waiting(format!("process {} to exit", self.number));
+        let exit = self.wait_for_exit(wait);
+        self.live.done();
+        exit
+    }
+
+    fn wait_for_exit(&mut self, wait: Duration) -> Exit {
         let deadline = deadline_after(wait);
         loop {
             if let Some(code) = self.poll_exit() {
@@ -309,6 +395,19 @@ impl Process {
         match self.stderr_tail.lock() {
             Ok(tail) => tail.iter().cloned().collect(),
             Err(_) => Vec::new(),
+        }
+    }
+
+    /// Keeps the params of a `progress` notification; others are skipped.
+    fn notified(&mut self, notification: Notification) {
+        if notification.method != method::PROGRESS {
+            return;
+        }
+        if self.progress.len() < KEPT_PROGRESS {
+            self.progress
+                .push(notification.params.unwrap_or(Value::Null));
+        } else {
+            self.progress_dropped += 1;
         }
     }
 
