@@ -7,13 +7,26 @@ Without a fault (or with `none`) it follows the protocol in every point `dhara c
 looks at, so the checker must pass it. Each fault breaks exactly one point:
 
   silent-initialize      never answers `initialize`
+  silent                 answers `initialize` and nothing else
   ignores-malformed      answers nothing to a line that is not JSON
+  crash-on-malformed     exits with code 2 on a line that is not JSON
+  ignores-unknown        answers nothing to a request for an unknown method
   numeric-ids            echoes string ids as numbers
   float-ids              passes integer ids through a double, as JavaScript does
+  other-id               answers each tool run under another id
+  string-id              answers each tool run under its id turned into a string
+  crash-on-tool          exits with code 3 whenever a tool runs
+  bad-result             answers each tool run with `content` a string
+  bad-progress           sends a `progress` notification without `message`
   answers-notifications  answers notifications with an error
   exit-1-on-shutdown     exits with code 1 on `shutdown`
-  ignores-shutdown       keeps running after `shutdown`
+  ignores-shutdown       keeps running after `shutdown`, until the end of stdin
+  hangs-on-shutdown      keeps running after `shutdown` and after the end of stdin
   duplicate-tools        offers two tools with the same name, one without a description
+  bad-descriptor         offers a tool with a numeric description, one with a string
+                         inputSchema
+  bad-name               offers a tool whose name has a space
+  loose-schema           offers a tool whose inputSchema has no type and a pattern
   skips-validation       runs a tool even when required input is missing
   logs-to-stdout         prints a log line on stdout before each answer
 
@@ -22,6 +35,7 @@ Standard library only.
 
 import json
 import sys
+import time
 
 FAULT = sys.argv[1] if len(sys.argv) > 1 else "none"
 
@@ -43,6 +57,21 @@ TOOLS = [
 ]
 if FAULT == "duplicate-tools":
     TOOLS.append({"name": "echo", "inputSchema": {"type": "object"}})
+if FAULT == "bad-descriptor":
+    TOOLS.append({"name": "numeric", "description": 5, "inputSchema": {"type": "object"}})
+    TOOLS.append({"name": "stringy", "description": "A string schema", "inputSchema": "object"})
+if FAULT == "bad-name":
+    TOOLS.append(
+        {"name": "read file", "description": "A name with a space", "inputSchema": {"type": "object"}}
+    )
+if FAULT == "loose-schema":
+    TOOLS.append(
+        {
+            "name": "lookup",
+            "description": "A schema without a type",
+            "inputSchema": {"properties": {"key": {"type": "string", "pattern": "^k"}}},
+        }
+    )
 
 
 def send(message):
@@ -62,6 +91,19 @@ def reply_id(request_id):
 
 def result(request_id, value):
     return {"jsonrpc": "2.0", "id": reply_id(request_id), "result": value}
+
+
+def tool_result(request_id, text):
+    """The reply to a tool run, with the tool-run faults."""
+    body = {"content": [{"type": "text", "text": text}], "isError": False}
+    if FAULT == "bad-result":
+        body["content"] = text
+    reply = result(request_id, body)
+    if FAULT == "other-id" and isinstance(request_id, int):
+        reply["id"] = request_id + 1000
+    if FAULT == "string-id":
+        reply["id"] = str(request_id)
+    return reply
 
 
 def error(request_id, code, message, data=None):
@@ -107,12 +149,16 @@ class Session:
             if FAULT == "silent-initialize":
                 return None
             return result(request_id, {"name": "faulty", "version": "1.0.0", "tools": TOOLS})
+        if FAULT == "silent":
+            return None
         if not self.initialized:
             return error(request_id, -32002, "Not initialized")
         if method == "tools/list":
             return result(request_id, {"tools": TOOLS})
         if method == "tools/execute":
             return self.execute(request_id, params)
+        if FAULT == "ignores-unknown":
+            return None
         return error(request_id, -32601, "Method not found", {"method": method})
 
     def execute(self, request_id, params):
@@ -132,8 +178,15 @@ class Session:
                         "Missing required parameter '%s'" % required,
                         {"toolName": name},
                     )
+        if FAULT == "crash-on-tool":
+            sys.exit(3)
+        if name == "now":
+            progress = {"message": "reading the clock"}
+            if FAULT == "bad-progress":
+                progress = {"text": "reading the clock"}
+            send({"jsonrpc": "2.0", "method": "progress", "params": progress})
         text = str(tool_input.get("text", "")) if name == "echo" else "2026-01-01T00:00:00Z"
-        return result(request_id, {"content": [{"type": "text", "text": text}], "isError": False})
+        return tool_result(request_id, text)
 
     def handle_line(self, line):
         try:
@@ -141,6 +194,8 @@ class Session:
         except ValueError:
             if FAULT == "ignores-malformed":
                 return None
+            if FAULT == "crash-on-malformed":
+                sys.exit(2)
             return error(None, -32700, "Parse error")
         if isinstance(message, list):
             if not message:
@@ -159,9 +214,12 @@ def main():
         if reply is not None:
             send(reply)
         if session.shutting_down:
-            if FAULT == "ignores-shutdown":
+            if FAULT in ("ignores-shutdown", "hangs-on-shutdown"):
                 continue
             sys.exit(1 if FAULT == "exit-1-on-shutdown" else 0)
+    if FAULT == "hangs-on-shutdown":
+        while True:
+            time.sleep(60)
     sys.exit(0)
 
 
