@@ -211,6 +211,12 @@ faults! {
     fails_calls_with_a_result_the_core_cannot_read: "bad-result", probe "10s", tools [] => exit 1 {
         "call echo": "fail", "call now": "fail"
     };
+    fails_a_reply_without_its_newline: "no-newline", probe "2s", tools [] => exit 1 {
+        "call echo": "fail", "call now": "skip"
+    };
+    fails_a_reply_held_until_the_end_of_stdin: "no-flush", probe "2s", tools [] => exit 1 {
+        "call echo": "fail", "call now": "skip"
+    };
     warns_on_a_malformed_progress_notification: "bad-progress", probe "10s", tools [] => exit 0 {
         "call now": "warn"
     };
@@ -301,6 +307,23 @@ fn the_reasons_name_the_fault() {
     assert!(row(&rows, "tool names").1.contains(r#""read file""#));
     let (_, rows) = check_fault("loose-schema", "10s");
     assert!(row(&rows, "input schemas").1.contains("pattern (lookup)"));
+    let (_, rows) = check_fault("no-newline", "2s");
+    let (_, detail) = row(&rows, "call echo");
+    assert!(
+        detail.contains("byte(s) came without a newline (missing newline or flush?)"),
+        "{detail}"
+    );
+    assert!(
+        row(&rows, "call now")
+            .1
+            .contains("the call of echo got no reply")
+    );
+    let (_, rows) = check_fault("no-flush", "2s");
+    let (_, detail) = row(&rows, "call echo");
+    assert!(
+        detail.contains("the reply came only at the end of stdin (stdout not flushed?)"),
+        "{detail}"
+    );
     let (_, rows) = check_fault("crash-on-malformed", "10s");
     let (_, detail) = row(&rows, "answers after a malformed line");
     assert!(detail.contains("exited on the malformed line"), "{detail}");

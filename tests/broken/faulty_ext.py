@@ -18,6 +18,9 @@ looks at, so the checker must pass it. Each fault breaks exactly one point:
   crash-on-tool          exits with code 3 whenever a tool runs
   bad-result             answers each tool run with `content` a string
   bad-progress           sends a `progress` notification without `message`
+  no-newline             writes each tool run's reply without its newline
+  no-flush               holds each tool run's reply until the end of stdin, as an
+                         unflushed stdout does
   answers-notifications  answers notifications with an error
   exit-1-on-shutdown     exits with code 1 on `shutdown`
   ignores-shutdown       keeps running after `shutdown`, until the end of stdin
@@ -74,11 +77,22 @@ if FAULT == "loose-schema":
     )
 
 
-def send(message):
+HELD = []
+
+
+def send(message, ending="\n"):
     if FAULT == "logs-to-stdout":
         sys.stdout.write("handling a message\n")
-    sys.stdout.write(json.dumps(message, separators=(",", ":")) + "\n")
+    sys.stdout.write(json.dumps(message, separators=(",", ":")) + ending)
     sys.stdout.flush()
+
+
+def send_tool_reply(message):
+    """A tool run's reply, with the faults of writing it."""
+    if FAULT == "no-flush":
+        HELD.append(message)
+    else:
+        send(message, "" if FAULT == "no-newline" else "\n")
 
 
 def reply_id(request_id):
@@ -103,6 +117,7 @@ def tool_result(request_id, text):
         reply["id"] = request_id + 1000
     if FAULT == "string-id":
         reply["id"] = str(request_id)
+    reply["tool_run"] = True
     return reply
 
 
@@ -201,6 +216,8 @@ class Session:
             if not message:
                 return error(None, -32600, "Invalid Request")
             replies = [r for r in (self.handle(m) for m in message) if r is not None]
+            for r in replies:
+                r.pop("tool_run", None)
             return replies or None
         return self.handle(message)
 
@@ -211,12 +228,17 @@ def main():
         if not line.strip():
             continue
         reply = session.handle_line(line)
-        if reply is not None:
+        if isinstance(reply, dict) and reply.get("tool_run"):
+            del reply["tool_run"]
+            send_tool_reply(reply)
+        elif reply is not None:
             send(reply)
         if session.shutting_down:
             if FAULT in ("ignores-shutdown", "hangs-on-shutdown"):
                 continue
             sys.exit(1 if FAULT == "exit-1-on-shutdown" else 0)
+    for message in HELD:
+        send(message)
     if FAULT == "hangs-on-shutdown":
         while True:
             time.sleep(60)

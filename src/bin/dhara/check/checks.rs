@@ -576,6 +576,10 @@ impl Run<'_> {
             Some((t.name.clone(), String::from(missing)))
         });
         match required {
+            _ if !self.settings.call_tools => self.skip(
+                "missing required input",
+                "--no-calls (an extension that does not check its input would run the tool)",
+            ),
             None => self.skip(
                 "missing required input",
                 "no tool declares a required input property",
@@ -719,19 +723,15 @@ impl Run<'_> {
     fn before_initialize(&mut self) {
         const CHECK: &str = "request before initialize";
         let wait = self.settings.probe_timeout;
-        let tool = self
-            .tools
-            .first()
-            .map_or("echo", |t| t.name.as_str())
-            .to_owned();
         let mut ext = match self.fresh(false) {
             Ok(ext) => ext,
             Err(why) => return self.skip(CHECK, why),
         };
         let id = ext.new_id();
-        let params = ExecuteParams::new(tool, Value::Object(Object::new())).into_value();
+        // `tools/list`: a request that runs nothing, should the extension not wait
+        // for `initialize`.
         let outcome = ext
-            .send_request(id.clone(), method::TOOLS_EXECUTE, Some(&params))
+            .send_request(id.clone(), method::TOOLS_LIST, None)
             .map(|()| ext.next_reply(wait));
         let not_initialized = ErrorCode::from(message::NOT_INITIALIZED);
         let (status, detail) = match outcome {
@@ -1012,7 +1012,13 @@ pub fn not_answered(reply: &Reply, ext: &mut Process, wait: Duration) -> String 
         Reply::Response(response) => format!("the reply has id {}", id_text(&response.id)),
         Reply::Batch(_) => String::from("answered with an array"),
         Reply::Invalid(why) => format!("not a valid reply: {why}"),
-        Reply::TimedOut => format!("no reply within {}", format_duration(wait)),
+        Reply::TimedOut => match ext.pending_bytes() {
+            0 => format!("no reply within {}", format_duration(wait)),
+            n => format!(
+                "no reply within {}; {n} byte(s) came without a newline (missing newline or flush?)",
+                format_duration(wait)
+            ),
+        },
         Reply::Closed => match ext.ended() {
             Some(how) => format!("the extension {how}"),
             None => String::from("stdout closed"),

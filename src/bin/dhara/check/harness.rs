@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -122,6 +123,8 @@ pub struct Process {
     stdin: Option<ChildStdin>,
     stdout: Receiver<StdoutItem>,
     stdout_open: bool,
+    /// How many bytes of stdout wait for their newline, as the reader thread saw.
+    pending: Arc<AtomicUsize>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     trace: Trace,
     /// Ids of the requests sent before the latest one: a reply carrying one of them
@@ -177,8 +180,10 @@ impl Process {
         );
 
         let (tx, stdout) = mpsc::sync_channel(STDOUT_QUEUE_LINES);
+        let pending = Arc::new(AtomicUsize::new(0));
         if let Some(out) = child.stdout.take() {
-            thread::spawn(move || read_stdout(out, tx));
+            let pending = Arc::clone(&pending);
+            thread::spawn(move || read_stdout(out, tx, &pending));
         }
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         if let Some(err) = child.stderr.take() {
@@ -192,6 +197,7 @@ impl Process {
             child,
             stdout,
             stdout_open: true,
+            pending,
             stderr_tail,
             trace: trace.clone(),
             earlier_ids: Vec::new(),
@@ -239,6 +245,12 @@ impl Process {
         })
     }
 
+    /// How many bytes the extension wrote after its last complete line: a reply
+    /// without its newline, or one cut by a missing flush.
+    pub fn pending_bytes(&self) -> usize {
+        self.pending.load(Ordering::Relaxed)
+    }
+
     /// The `progress` params received since the last look, and how many more came
     /// beyond those kept.
     pub fn take_progress(&mut self) -> (Vec<Value>, usize) {
@@ -250,7 +262,7 @@ impl Process {
     /// `id` is the request id the line carries, if it carries one.
     pub fn send_line(&mut self, line: &[u8], id: Option<Id>) -> Result<(), String> {
         if let Some(id) = id {
-            self.awaited = format!("a reply to id {} [process {}]", id_text(&id), self.number);
+            self.awaited = format!("a reply to id {}, process {}", id_text(&id), self.number);
             self.earlier_ids.extend(self.latest_id.replace(id));
         }
         self.trace.line(self.number, "->", line);
@@ -275,7 +287,7 @@ impl Process {
         let shown_id = id_text(&id);
         self.send_line(&line, Some(id))?;
         self.awaited = format!(
-            "the reply to {method} (id {shown_id}) [process {}]",
+            "the reply to {method} (id {shown_id}), process {}",
             self.number
         );
         Ok(())
@@ -303,7 +315,7 @@ impl Process {
     /// request. Notifications from the extension are skipped; anything else that is
     /// not a reply is counted in [`unexpected`](Self::unexpected).
     pub fn next_reply(&mut self, wait: Duration) -> Reply {
-        self.live.waiting(self.awaited.clone());
+        self.live.waiting(self.awaited.clone(), wait);
         let reply = self.wait_reply(wait);
         self.live.done();
         reply
@@ -348,7 +360,7 @@ impl Process {
     /// whatever it still writes meanwhile.
     pub fn wait_exit(&mut self, wait: Duration) -> Exit {
         self.live
-            .waiting(format!("process {} to exit", self.number));
+            .waiting(format!("process {} to exit", self.number), wait);
         let exit = self.wait_for_exit(wait);
         self.live.done();
         exit
@@ -461,9 +473,11 @@ impl Drop for Process {
 }
 
 /// The stdout thread: frames the bytes into lines and hands them over.
-fn read_stdout(mut out: impl Read, tx: SyncSender<StdoutItem>) {
+fn read_stdout(mut out: impl Read, tx: SyncSender<StdoutItem>, pending: &AtomicUsize) {
     let mut decoder = LineDecoder::new();
     let mut buf = [0u8; 8192];
+    // The bytes after the last newline: an unfinished line.
+    let mut unfinished = 0usize;
     loop {
         let ended = match out.read(&mut buf) {
             Ok(0) | Err(_) => {
@@ -471,7 +485,12 @@ fn read_stdout(mut out: impl Read, tx: SyncSender<StdoutItem>) {
                 true
             }
             Ok(n) => {
-                decoder.push(buf.get(..n).unwrap_or_default());
+                let chunk = buf.get(..n).unwrap_or_default();
+                unfinished = match chunk.iter().rposition(|&b| b == b'\n') {
+                    Some(at) => n - at - 1,
+                    None => unfinished.saturating_add(n),
+                };
+                decoder.push(chunk);
                 false
             }
         };
@@ -484,6 +503,7 @@ fn read_stdout(mut out: impl Read, tx: SyncSender<StdoutItem>) {
                 return;
             }
         }
+        pending.store(unfinished, Ordering::Relaxed);
         if ended {
             let _ = tx.send(StdoutItem::Closed);
             return;

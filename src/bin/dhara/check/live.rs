@@ -22,7 +22,7 @@ const ERASE: &str = "\r\x1b[2K";
 /// What is being waited for, shared with the drawing thread.
 #[derive(Default)]
 struct State {
-    waiting: Option<(String, Instant)>,
+    waiting: Option<(String, Instant, Duration)>,
     drawn: bool,
     finished: bool,
 }
@@ -48,10 +48,10 @@ impl Live {
         live
     }
 
-    /// Shows that the check now waits for `what`.
-    pub fn waiting(&self, what: impl Into<String>) {
+    /// Shows that the check now waits for `what`, `limit` at most.
+    pub fn waiting(&self, what: impl Into<String>, limit: Duration) {
         if self.enabled {
-            self.lock().waiting = Some((what.into(), Instant::now()));
+            self.lock().waiting = Some((what.into(), Instant::now(), limit));
         }
     }
 
@@ -94,7 +94,7 @@ fn draw(state: &Mutex<State>) {
         if state.finished {
             return;
         }
-        let Some((what, since)) = &state.waiting else {
+        let Some((what, since, limit)) = &state.waiting else {
             continue;
         };
         let waited = since.elapsed();
@@ -102,8 +102,9 @@ fn draw(state: &Mutex<State>) {
             continue;
         }
         let line = format!(
-            "{ERASE}  ... {:.1}s waiting for {what}",
-            waited.as_secs_f64()
+            "{ERASE}  ... {:.1}s of {}: waiting for {what}",
+            waited.as_secs_f64(),
+            crate::args::format_duration(*limit)
         );
         let mut err = std::io::stderr().lock();
         let _ = err.write_all(line.as_bytes()).and_then(|()| err.flush());

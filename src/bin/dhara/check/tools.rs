@@ -14,6 +14,8 @@ use super::{Row, Status};
 
 /// The most tools called.
 pub const MAX_CALLED_TOOLS: usize = 16;
+/// How long a call that got no reply is given to answer once its stdin is closed.
+const AT_EXIT_WAIT: Duration = Duration::from_secs(1);
 /// The longest tool name LLM APIs accept.
 const MAX_NAME_LEN: usize = 64;
 
@@ -250,11 +252,7 @@ pub fn call_row(ext: &mut Process, tool: &str, input: &Value, wait: Duration) ->
             ),
             CallEnd::Misanswered,
         ),
-        Reply::TimedOut => (
-            Status::Fail,
-            not_answered(&Reply::TimedOut, ext, wait),
-            CallEnd::TimedOut,
-        ),
+        Reply::TimedOut => (Status::Fail, timed_out(ext, &id, wait), CallEnd::TimedOut),
         Reply::Closed => (
             Status::Fail,
             format!(
@@ -286,6 +284,27 @@ pub fn call_row(ext: &mut Process, tool: &str, input: &Value, wait: Duration) ->
         }
     }
     (row, end)
+}
+
+/// Why a call got no reply. The process is done with (it may still be busy with the
+/// call), so its stdin is closed first: a reply that comes only then was held in a
+/// buffer that only the exit flushed.
+fn timed_out(ext: &mut Process, id: &Id, wait: Duration) -> String {
+    let why = not_answered(&Reply::TimedOut, ext, wait);
+    if ext.pending_bytes() > 0 {
+        return why;
+    }
+    ext.close_stdin();
+    match ext.next_reply(AT_EXIT_WAIT) {
+        Reply::Response(response) if response.id == *id => {
+            format!("{why}; the reply came only at the end of stdin (stdout not flushed?)")
+        }
+        _ if ext.pending_bytes() > 0 => format!(
+            "{why}; at the end of stdin {} byte(s) came without a newline (missing newline or flush?)",
+            ext.pending_bytes()
+        ),
+        _ => why,
+    }
 }
 
 /// A `tools/execute` result as the Core reads it: FAIL when it cannot read it, WARN
