@@ -112,6 +112,7 @@ pub fn run(
         probe: None,
         blamed: None,
         stderr: None,
+        restarted: None,
     };
     let first = run.spawn()?;
     run.ext = Some(first);
@@ -141,6 +142,8 @@ struct Run<'a> {
     blamed: Option<usize>,
     /// Its last stderr lines.
     stderr: Option<Vec<String>>,
+    /// Said in the next row: the session process was started again for it.
+    restarted: Option<String>,
 }
 
 impl Run<'_> {
@@ -176,7 +179,10 @@ impl Run<'_> {
     }
 
     /// Reports a row; the first FAIL blames the session process running then.
-    fn push(&mut self, row: Row) {
+    fn push(&mut self, mut row: Row) {
+        if let Some(note) = self.restarted.take() {
+            row.detail = format!("({note}) {}", row.detail);
+        }
         let row = self.report.push(row);
         if row == Status::Fail && self.blamed.is_none() {
             self.blamed = self.ext.as_ref().map(Process::number);
@@ -223,6 +229,7 @@ impl Run<'_> {
             let mut ext = self.spawn()?;
             initialize(&mut ext, self.settings)
                 .map_err(|why| format!("started again, initialize failed: {why}"))?;
+            self.restarted = Some(format!("process {}, started again", ext.number()));
             self.ext = Some(ext);
         }
         self.ext.as_mut().ok_or_else(|| String::from("no process"))
