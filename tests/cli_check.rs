@@ -300,7 +300,8 @@ fn the_reasons_name_the_fault() {
     let (_, rows) = check_fault("bad-descriptor", "10s");
     let (_, detail) = row(&rows, "tool descriptors");
     assert!(
-        detail.contains(r#"tools[2] ("numeric")"#) && detail.contains(r#"tools[3] ("stringy")"#),
+        detail.contains("tool `numeric` (tools[2])")
+            && detail.contains("tool `stringy` (tools[3])"),
         "{detail}"
     );
     let (_, rows) = check_fault("bad-name", "10s");

@@ -870,20 +870,8 @@ fn initialize(ext: &mut Process, settings: &Settings) -> Result<Value, String> {
 /// How a `tools/list` result compares with the tools of `initialize` (`known`, and
 /// `unreadable` descriptors the Core could not read, already reported).
 fn list_outcome(result: &Value, known: &[String], unreadable: usize) -> (Status, String) {
-    let read = match result {
-        Value::Object(object) => tools::read_tools(object),
-        other => Err(format!(
-            "the result is {}, not an object",
-            other.type_name()
-        )),
-    };
-    let (listed, bad) = match read {
-        Err(why) => {
-            return (
-                Status::Fail,
-                format!("the Core cannot read the result: {why}"),
-            );
-        }
+    let (listed, bad) = match tools::read_tool_list(result) {
+        Err(why) => return (Status::Fail, why),
         Ok(read) => read,
     };
     let names: Vec<String> = listed.iter().map(|t| t.name.clone()).collect();

@@ -3,8 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-use dhara_protocol::json::{Object, Value};
-use dhara_protocol::message::{Content, ExecuteParams, Progress, Tool, ToolResult, method};
+use dhara_protocol::json::{self, ParseOptions, RawValue, Value};
+use dhara_protocol::message::{
+    Content, ExecuteParams, FieldError, InitializeResult, Progress, Tool, ToolList, ToolResult,
+    method,
+};
 use dhara_protocol::rpc::Id;
 use dhara_protocol::schema::unchecked_keywords;
 
@@ -31,51 +34,36 @@ pub struct Declared {
     pub unreadable: Vec<String>,
 }
 
-/// Reads an `initialize` result: `name`, `version` and `tools` must be there, and
-/// each tool descriptor is read on its own, so one bad descriptor leaves only that
-/// tool out.
+/// Reads an `initialize` result as the Core reads it
+/// ([`InitializeResult::from_raw_keeping_good_tools`]): `name`, `version` and
+/// `tools` must be there, and a tool descriptor that does not fit is left out, with
+/// why.
 pub fn read_initialize(result: &Value) -> Result<Declared, String> {
-    let Value::Object(result) = result else {
-        return Err(format!(
-            "the result is {}, not an object",
-            result.type_name()
-        ));
-    };
-    let text = |name: &str| match result.get(name) {
-        Some(Value::String(s)) => Ok(String::from(s.as_str())),
-        Some(other) => Err(format!("`{name}` is {}, not a string", other.type_name())),
-        None => Err(format!("the result has no `{name}`")),
-    };
-    let (name, version) = (text("name")?, text("version")?);
-    let (tools, unreadable) = read_tools(result)?;
+    let (result, rejected) = with_raw(result, InitializeResult::from_raw_keeping_good_tools)?;
     Ok(Declared {
-        name,
-        version,
-        tools,
-        unreadable,
+        name: result.name,
+        version: result.version,
+        tools: result.tools,
+        unreadable: rejected.iter().map(ToString::to_string).collect(),
     })
 }
 
-/// The `tools` array of a result: the descriptors the Core can read, and why each
-/// of the others cannot be.
-pub fn read_tools(result: &Object) -> Result<(Vec<Tool>, Vec<String>), String> {
-    let entries = match result.get("tools") {
-        Some(Value::Array(entries)) => entries,
-        Some(other) => return Err(format!("`tools` is {}, not an array", other.type_name())),
-        None => return Err(String::from("the result has no `tools`")),
-    };
-    let (mut tools, mut unreadable) = (Vec::new(), Vec::new());
-    for (i, entry) in entries.iter().enumerate() {
-        match Tool::from_value(entry.clone()) {
-            Ok(tool) => tools.push(tool),
-            Err(e) => {
-                let name = entry.get("name").and_then(Value::as_str);
-                let name = name.map(|n| format!(" ({n:?})")).unwrap_or_default();
-                unreadable.push(format!("tools[{i}]{name}: {e}"));
-            }
-        }
-    }
-    Ok((tools, unreadable))
+/// Reads a `tools/list` result as the Core reads it: the tools, and why each
+/// descriptor left out does not fit.
+pub fn read_tool_list(result: &Value) -> Result<(Vec<Tool>, Vec<String>), String> {
+    let (list, rejected) = with_raw(result, ToolList::from_raw_keeping_good_tools)?;
+    let rejected = rejected.iter().map(ToString::to_string).collect();
+    Ok((list.tools, rejected))
+}
+
+/// Reads `value` from its JSON text, as the Core reads what it receives.
+fn with_raw<T>(
+    value: &Value,
+    read: impl FnOnce(RawValue<'_>) -> Result<T, FieldError>,
+) -> Result<T, String> {
+    let text = String::from_utf8_lossy(&json::to_vec(value)).into_owned();
+    let raw = RawValue::from_text(&text, &ParseOptions::DEFAULT).map_err(|e| e.to_string())?;
+    read(raw).map_err(|e| format!("the Core cannot read the result: {e}"))
 }
 
 /// The four rows about the declarations: `tool descriptors` (FAIL: a tool the Core
@@ -163,7 +151,7 @@ fn schema_row(tools: &[Tool]) -> Row {
                     Some(Value::String(t)) if t.as_str() == "object" => {}
                     Some(other) => problems.push(format!(
                         "{name:?} has an inputSchema of type {}",
-                        shown(&dhara_protocol::json::to_vec(other))
+                        shown(&json::to_vec(other))
                     )),
                     None => problems.push(format!("{name:?} has an inputSchema without a type")),
                 }
@@ -226,7 +214,7 @@ pub fn call_row(ext: &mut Process, tool: &str, input: &Value, wait: Duration) ->
     if let Err(e) = ext.send_request(id.clone(), method::TOOLS_EXECUTE, Some(&params)) {
         return (Row::new(check, Status::Fail, e), CallEnd::Exited);
     }
-    let input_text = shown(&dhara_protocol::json::to_vec(input));
+    let input_text = shown(&json::to_vec(input));
     let reply = ext.next_reply(wait);
     let ms = started.elapsed().as_millis();
     let (status, detail, end) = match reply {
@@ -313,7 +301,7 @@ fn judge_result(result: &Value) -> (Status, String) {
     let read = match ToolResult::from_value(result.clone()) {
         Ok(read) => read,
         Err(e) => {
-            let text = shown(&dhara_protocol::json::to_vec(result));
+            let text = shown(&json::to_vec(result));
             return (
                 Status::Fail,
                 format!("the Core cannot read the result ({e}): {text}"),
@@ -326,9 +314,7 @@ fn judge_result(result: &Value) -> (Status, String) {
     }
     for (i, item) in read.content.iter().enumerate() {
         if let Content::Unknown(object) = item {
-            let text = shown(&dhara_protocol::json::to_vec(&Value::Object(
-                object.clone(),
-            )));
+            let text = shown(&json::to_vec(&Value::Object(object.clone())));
             warnings.push(format!(
                 "content[{i}] is not a text, image or file item the Core can read: {text}"
             ));
@@ -353,7 +339,7 @@ fn judge_progress(progress: &[Value], id: &Id) -> Vec<String> {
         match Progress::from_value(params.clone()) {
             Err(e) => problems.push(format!(
                 "a progress notification the Core cannot read ({e}): {}",
-                shown(&dhara_protocol::json::to_vec(params))
+                shown(&json::to_vec(params))
             )),
             Ok(Progress {
                 id: Some(named), ..
@@ -405,7 +391,11 @@ mod tests {
         };
         assert_eq!(declared.tools.len(), 1);
         assert_eq!(declared.unreadable.len(), 3);
-        assert!(declared.unreadable[0].starts_with(r#"tools[1] ("numeric"): "#));
+        assert!(
+            declared.unreadable[0].starts_with("tool `numeric` (tools[1]): "),
+            "{:?}",
+            declared.unreadable
+        );
         let rows = declaration_rows(&declared);
         assert_eq!(rows[0].status, Status::Fail);
         assert!(rows[0].detail.contains("stringy"), "{}", rows[0].detail);
