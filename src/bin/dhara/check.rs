@@ -81,6 +81,7 @@ cannot read it, or cannot call a tool). WARN: the Core copes, or never sends thi
                                 not a boolean), or an exit; WARN: no isError, a content
                                 item of no known type, a malformed progress notification.
                                 An error reply passes: the input may not suit the tool.
+  tool calls              SKIP  with --no-calls, without tools, or past the first 16
   largest Core id echoed  FAIL  2^53-1, the largest id the Core sends, comes back exact
   string id echoed        WARN  the Core sends only integer ids
   id beyond 2^53 echoed   WARN  the Core never sends one (a JavaScript number cannot)
