@@ -149,9 +149,8 @@ struct Run<'a> {
 impl Run<'_> {
     fn all(&mut self) {
         let Some(declared) = self.initialize() else {
-            let why = "initialize failed";
             for name in SESSION_ROWS.iter().chain(FRESH_ROWS) {
-                self.push(Row::new(*name, Status::Skip, format!("not run: {why}")));
+                self.skip(name, "initialize failed");
             }
             return;
         };
@@ -319,19 +318,19 @@ impl Run<'_> {
             let input = match input {
                 Ok(input) => input,
                 Err(why) => {
-                    self.push(Row::new(check, Status::Skip, format!("not run: {why}")));
+                    self.skip(&check, why);
                     continue;
                 }
             };
             if let Some(earlier) = &hung {
                 let why = format!("the call of {earlier} got no reply");
-                self.push(Row::new(check, Status::Skip, format!("not run: {why}")));
+                self.skip(&check, why);
                 continue;
             }
             let ext = match self.session() {
                 Ok(ext) => ext,
                 Err(why) => {
-                    self.push(Row::new(check, Status::Skip, format!("not run: {why}")));
+                    self.skip(&check, why);
                     continue;
                 }
             };
@@ -352,7 +351,8 @@ impl Run<'_> {
         let total = self.tools.len();
         if self.settings.given_calls.is_empty() && total > MAX_CALLED_TOOLS {
             let detail = format!(
-                "only the first {MAX_CALLED_TOOLS} of {total} tools were called; use --call for others"
+                "{} of {total} tools are past the first {MAX_CALLED_TOOLS}, and not called: use --call for them",
+                total - MAX_CALLED_TOOLS
             );
             self.push(Row::new(CHECK, Status::Skip, detail));
         }
@@ -405,22 +405,25 @@ impl Run<'_> {
     /// The ids the Core sends are echoed exactly (FAIL); so are ids it never sends
     /// (WARN).
     fn ids(&mut self) {
+        let integer = |text| Number::from_text(text).map(Id::Number);
         let ids = [
-            ("largest Core id echoed", LARGEST_CORE_ID, Status::Fail),
-            ("string id echoed", STRING_ID, Status::Warn),
-            ("id beyond 2^53 echoed", BEYOND_DOUBLE_ID, Status::Warn),
-            ("id beyond i64 echoed", BEYOND_I64_ID, Status::Warn),
+            (
+                "largest Core id echoed",
+                integer(LARGEST_CORE_ID),
+                Status::Fail,
+            ),
+            ("string id echoed", Some(Id::from(STRING_ID)), Status::Warn),
+            (
+                "id beyond 2^53 echoed",
+                integer(BEYOND_DOUBLE_ID),
+                Status::Warn,
+            ),
+            ("id beyond i64 echoed", integer(BEYOND_I64_ID), Status::Warn),
         ];
         let wait = self.settings.probe_timeout;
-        for (check, text, failure) in ids {
-            let id = if text == STRING_ID {
-                Id::from(text)
-            } else {
-                match Number::from_text(text) {
-                    Some(n) => Id::Number(n),
-                    None => continue,
-                }
-            };
+        for (check, id, failure) in ids {
+            // The constants are integer text: always `Some`.
+            let Some(id) = id else { continue };
             let Some(probe) = self.probe.clone() else {
                 self.skip(check, no_probe());
                 continue;
