@@ -46,7 +46,8 @@ COMMANDS:
     call               call one tool (INPUT_JSON defaults to {})
     session            read {\"tool\": ..., \"input\": ...} lines from stdin, run them
                        concurrently, print one JSON line per finished call
-    check              check that an extension follows the protocol
+    check              check an extension for conformance; it calls each tool
+                       (see `dhara check --help`)
     example-extension  serve the example extension on stdin/stdout
 
 OPTIONS:
