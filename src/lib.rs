@@ -148,6 +148,7 @@
 //! | [`message`], [`schema`] | the Dhara methods' typed params and results; input-schema validation |
 //! | [`host`] | the Core endpoint: the side that starts extensions and calls tools |
 //! | [`extension`] | the Extension endpoint: the side a tool author embeds |
+//! | [`mcp`] | MCP both ways, on the endpoints: an MCP server as a Dhara extension, a Dhara extension as an MCP server |
 //! | `driver` (feature `std`) | blocking reference drivers over child processes and stdio |
 //!
 //! The two endpoints never import each other.
@@ -169,6 +170,8 @@ pub mod time;
 
 pub mod extension;
 pub mod host;
+
+pub mod mcp;
 
 #[cfg(feature = "std")]
 pub mod driver;

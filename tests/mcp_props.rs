@@ -1,0 +1,159 @@
+//! The MCP side's decoding does not depend on how the bytes are chunked: the same
+//! messages from `mcp::Decoder`, and the same output and events from an `Adapter`
+//! reading an MCP server's stdout, whatever the chunk boundaries.
+
+use dhara_protocol::mcp::{Adapter, AdapterConfig, AdapterInput, AdapterOutput, Decoder};
+use proptest::prelude::*;
+
+const LINES: &[&str] = &[
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"é"}}}"#,
+    r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":3,"progress":0.5}}"#,
+    r#"{"jsonrpc":"2.0","id":"a","result":{"content":[]}}"#,
+    r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found"}}"#,
+    r#"[{"jsonrpc":"2.0","method":"ping","id":9},{"jsonrpc":"2.0","method":"x"},5]"#,
+    r#"[]"#,
+    "Server listening on stdio",
+    r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#,
+    "   ",
+    "",
+];
+
+/// Splits `bytes` at the given fractions of its length.
+fn chunks(bytes: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
+    let mut points: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+    points.sort_unstable();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for point in points {
+        out.push(bytes[start..point].to_vec());
+        start = point;
+    }
+    out.push(bytes[start..].to_vec());
+    out
+}
+
+fn decode_all(pieces: &[Vec<u8>]) -> Vec<dhara_protocol::mcp::Received> {
+    let mut decoder = Decoder::new(256);
+    let mut received = Vec::new();
+    for piece in pieces {
+        decoder.push(piece);
+        while let Some(r) = decoder.next() {
+            received.push(r);
+        }
+    }
+    decoder.end();
+    while let Some(r) = decoder.next() {
+        received.push(r);
+    }
+    received
+}
+
+/// An MCP server's whole stdout for the adapter's handshake, with what servers also
+/// write: logs, a ping, a line that is not JSON, a changed tool list.
+const SERVER_OUTPUT: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"starting"}}"#,
+    "\r\n",
+    r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}],"nextCursor":"2"}}"#,
+    "\n",
+    "Server listening on stdio\n",
+    r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"b","description":"B","inputSchema":{"type":"object"}}]}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"c","inputSchema":{"type":"object"}}]}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}"#,
+    "\n",
+);
+
+const CORE_INPUT: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"version":"0.1.0","cwd":"/"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    "\n",
+);
+
+/// What the adapter writes to each side, and its events, for the server's output
+/// handed in these pieces.
+fn adapt(pieces: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>, Vec<String>) {
+    let mut adapter = Adapter::new(AdapterConfig::default());
+    adapter.handle_input(AdapterInput::Dhara(CORE_INPUT.as_bytes()));
+    let (mut to_mcp, mut to_dhara, mut events) = (Vec::new(), Vec::new(), Vec::new());
+    let mut drain = |adapter: &mut Adapter| loop {
+        match adapter.poll_output() {
+            AdapterOutput::ToMcp(bytes) => to_mcp.extend_from_slice(bytes),
+            AdapterOutput::ToDhara(bytes) => to_dhara.extend_from_slice(bytes),
+            AdapterOutput::Event(event) => events.push(format!("{event:?}")),
+            AdapterOutput::Wait => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    drain(&mut adapter);
+    for piece in pieces {
+        adapter.handle_input(AdapterInput::Mcp(piece));
+        drain(&mut adapter);
+    }
+    (to_mcp, to_dhara, events)
+}
+
+proptest! {
+    #[test]
+    fn the_decoder_gives_the_same_messages_in_any_chunking(
+        picks in prop::collection::vec(0..LINES.len(), 0..12),
+        crlf in any::<bool>(),
+        tail in any::<bool>(),
+        cuts in prop::collection::vec(any::<usize>(), 0..16),
+    ) {
+        let mut bytes = Vec::new();
+        for &pick in &picks {
+            bytes.extend_from_slice(LINES[pick].as_bytes());
+            bytes.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
+        }
+        if tail {
+            bytes.extend_from_slice(br#"{"jsonrpc":"2.0","#); // cut off by the end
+        }
+        let whole = decode_all(&[bytes.clone()]);
+        prop_assert_eq!(decode_all(&chunks(&bytes, &cuts)), whole);
+    }
+
+    #[test]
+    fn the_adapter_does_the_same_in_any_chunking_of_the_server_output(
+        cuts in prop::collection::vec(any::<usize>(), 0..24),
+    ) {
+        let whole = adapt(&[SERVER_OUTPUT.as_bytes().to_vec()]);
+        prop_assert_eq!(adapt(&chunks(SERVER_OUTPUT.as_bytes(), &cuts)), whole);
+    }
+}
+
+/// What the comparisons above compare is the real work: the whole run lists the
+/// tools of both pages, answers the ping, and reports the line that is not JSON.
+#[test]
+fn the_reference_run_does_the_handshake() {
+    let (to_mcp, to_dhara, events) = adapt(&[SERVER_OUTPUT.as_bytes().to_vec()]);
+    let to_mcp = String::from_utf8(to_mcp).unwrap();
+    let to_dhara = String::from_utf8(to_dhara).unwrap();
+    assert!(
+        to_mcp.contains(r#"{"jsonrpc":"2.0","id":"p","result":{}}"#),
+        "{to_mcp}"
+    );
+    assert!(to_mcp.contains(r#""id":3,"method":"tools/list","params":{"cursor":"2"}"#));
+    assert!(to_mcp.contains(r#""id":4,"method":"tools/list""#));
+    let lines: Vec<&str> = to_dhara.lines().collect();
+    assert_eq!(lines.len(), 3, "{to_dhara}");
+    assert!(lines[0].starts_with(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"name":"s","version":"1","tools":[{"name":"a""#
+    ));
+    assert!(lines[0].contains(r#"{"name":"b","description":"B""#));
+    assert!(lines[1].starts_with(r#"{"jsonrpc":"2.0","id":2,"result":{"tools":"#));
+    assert!(
+        lines[2].starts_with(
+            r#"{"jsonrpc":"2.0","method":"tools/list","params":{"tools":[{"name":"c""#
+        )
+    );
+    assert!(events.iter().any(|e| e.contains("McpProtocol")));
+    assert!(events.iter().any(|e| e.contains("starting")));
+}
