@@ -70,9 +70,11 @@
 //!   [`Output::Exit`](crate::extension::Output::Exit), or after a grace period if
 //!   tools are still running.
 
+mod mcp;
 mod process;
 mod serve;
 
+pub use mcp::{BridgeOptions, run_adapter, run_server};
 pub use process::{
     Error, ExtensionProcess, Options, STDOUT_DRAIN, Stderr, TraceHook, Traced, kill_group,
     kill_process_group,

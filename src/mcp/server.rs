@@ -140,7 +140,8 @@ struct McpCall {
 /// # What it does
 ///
 /// * **`initialize`** is answered once the Dhara `initialize` (sent when it comes)
-///   is: with the client's protocol version when it is one of
+///   is; what the client sends meanwhile is read after the answer. It is answered
+///   with the client's protocol version when it is one of
 ///   [`SUPPORTED_PROTOCOL_VERSIONS`], else [`LATEST_PROTOCOL_VERSION`];
 ///   `capabilities: {tools: {listChanged: true}}`; `serverInfo` from the extension's
 ///   name and version. Requests before it, but `ping`, get [`NOT_INITIALIZED`].
@@ -261,11 +262,18 @@ impl Server {
                 host::Output::Kill => return ServerOutput::Kill,
                 host::Output::Wait(deadline) => deadline,
             };
-            if let Some(received) = self.decoder.next() {
+            // While `initialize` waits for the extension, what the client sends after
+            // it waits too (in the decoder), as if it had waited for the answer.
+            if let Some(received) = self
+                .initializing
+                .is_none()
+                .then(|| self.decoder.next())
+                .flatten()
+            {
                 self.handle_mcp(received);
                 continue;
             }
-            if self.mcp_closed && !self.shutdown_requested {
+            if self.mcp_closed && !self.shutdown_requested && self.initializing.is_none() {
                 self.shutdown_requested = true;
                 // Refused only when the extension is shutting down or gone already.
                 let _ = self.core.shutdown(self.now);

@@ -24,6 +24,7 @@ mod check;
 mod connect;
 mod demo;
 mod example_extension;
+mod mcp;
 mod png;
 
 use std::process::ExitCode;
@@ -39,6 +40,8 @@ USAGE:
     dhara session [OPTIONS] -- CMD [ARGS...]
     dhara check [OPTIONS] -- CMD [ARGS...]
     dhara example-extension
+    dhara mcp adapt [OPTIONS] -- CMD [ARGS...]
+    dhara mcp serve [OPTIONS] -- CMD [ARGS...]
 
 COMMANDS:
     demo               run a short session against the example extension
@@ -49,6 +52,8 @@ COMMANDS:
     check              check an extension for conformance; it calls each tool
                        (see `dhara check --help`)
     example-extension  serve the example extension on stdin/stdout
+    mcp adapt          run an MCP server CMD, be a Dhara extension on stdin/stdout
+    mcp serve          run a Dhara extension CMD, be an MCP server on stdin/stdout
 
 OPTIONS:
     --timeout DUR   time allowed for each call (default 30s)
@@ -105,6 +110,7 @@ fn main() -> ExitCode {
         "tools" => call::tools(rest),
         "call" => call::call(rest),
         "session" => call::session(rest),
+        "mcp" => return ExitCode::from(u8::try_from(mcp::run(rest)).unwrap_or(1)),
         "check" => return ExitCode::from(u8::try_from(check::run(rest)).unwrap_or(1)),
         "example-extension" => {
             if let Some(extra) = rest.first() {
@@ -120,7 +126,7 @@ fn main() -> ExitCode {
             Status::Success
         }
         other => usage_error(&format!(
-            "unknown command `{other}`; the commands are demo, tools, call, session, check and example-extension"
+            "unknown command `{other}`; the commands are demo, tools, call, session, check, example-extension and mcp"
         )),
     };
     status.into()
