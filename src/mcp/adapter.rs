@@ -33,8 +33,10 @@ pub struct AdapterConfig {
     pub max_tools: usize,
     /// The most `tools/list` pages followed for one list. Default 1,000.
     pub max_pages: usize,
-    /// The Dhara side's endpoint. Its `validate_input` is off by default: the MCP
-    /// server checks its own arguments, and says so in its own words.
+    /// The Dhara side's endpoint. Its `validate_input` is on, as for any extension:
+    /// input that fails a tool's `inputSchema` is answered with -32602 before it
+    /// reaches the MCP server (many MCP servers answer it with `isError` instead,
+    /// which the Dhara protocol keeps for tools that ran).
     pub extension: extension::Config,
 }
 
@@ -45,7 +47,7 @@ impl Default for AdapterConfig {
             max_line_bytes: crate::frame::DEFAULT_MAX_LINE_BYTES,
             max_tools: 10_000,
             max_pages: 1_000,
-            extension: extension::Config::default().validate_input(false),
+            extension: extension::Config::default(),
         }
     }
 }
