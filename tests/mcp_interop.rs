@@ -344,3 +344,23 @@ fn server_filesystem_through_tools_call_and_check() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn dhara_mcp_usage_errors() {
+    for (args, code, says) in [
+        (&["mcp"][..], 2, "dhara mcp adapt"),
+        (&["mcp", "frob"][..], 2, "the commands are adapt and serve"),
+        (&["mcp", "adapt"][..], 2, "missing the command"),
+        (&["mcp", "serve", "--json", "--", "x"][..], 2, "unknown option --json"),
+        (&["mcp", "serve", "extra", "--", "x"][..], 2, "takes no argument"),
+        (&["mcp", "adapt", "--", "/nonexistent/dhara-mcp-server"][..], 5, "command not found"),
+    ] {
+        let out = run(DHARA, args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        assert!(text(&out.stderr).contains(says), "{args:?}: {}", text(&out.stderr));
+    }
+    let help = run(DHARA, &["mcp", "--help"]);
+    assert!(help.status.success());
+    assert!(text(&help.stdout).contains("dhara mcp serve"));
+    assert!(text(&run(DHARA, &["--help"]).stdout).contains("mcp adapt"));
+}

@@ -2,7 +2,12 @@
 //! messages from `mcp::Decoder`, and the same output and events from an `Adapter`
 //! reading an MCP server's stdout, whatever the chunk boundaries.
 
-use dhara_protocol::mcp::{Adapter, AdapterConfig, AdapterInput, AdapterOutput, Decoder};
+use dhara_protocol::host;
+use dhara_protocol::mcp::{
+    Adapter, AdapterConfig, AdapterInput, AdapterOutput, Decoder, Server, ServerConfig,
+    ServerInput, ServerOutput,
+};
+use dhara_protocol::time::Instant;
 use proptest::prelude::*;
 
 const LINES: &[&str] = &[
@@ -100,7 +105,90 @@ fn adapt(pieces: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>, Vec<String>) {
     (to_mcp, to_dhara, events)
 }
 
+/// What an MCP client sends `mcp serve`: the handshake, then requests of each kind,
+/// a line that is not JSON, and a cancellation for a request never made.
+const CLIENT_INPUT: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"é"},"_meta":{"progressToken":"t"}}}"#,
+    "\r\n",
+    "not json\n",
+    r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}}"#,
+    "\n",
+);
+
+/// A scripted Dhara extension: its answer to one line of its stdin.
+fn extension(line: &[u8]) -> &'static [u8] {
+    let line = std::str::from_utf8(line).unwrap_or("");
+    if line.contains(r#""method":"initialize""#) {
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"name":"e","version":"1","tools":[{"name":"echo","description":"Echo","inputSchema":{"type":"object"}}]}}"#,
+            "\n",
+        )
+        .as_bytes()
+    } else if line.contains(r#""method":"tools/execute""#) {
+        concat!(
+            r#"{"jsonrpc":"2.0","method":"progress","params":{"message":"working","id":2}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"é"}],"isError":false}}"#,
+            "\n",
+        )
+        .as_bytes()
+    } else {
+        b""
+    }
+}
+
+/// What the server writes to the client, and its events, for the client's input in
+/// these pieces.
+fn serve(pieces: &[Vec<u8>]) -> (Vec<u8>, Vec<String>) {
+    let mut server = Server::new(ServerConfig::new("/"));
+    let (mut to_client, mut events) = (Vec::new(), Vec::new());
+    let mut drain = |server: &mut Server| loop {
+        let mut answer = Vec::new();
+        match server.poll_output() {
+            ServerOutput::ToMcp(bytes) => to_client.extend_from_slice(bytes),
+            ServerOutput::ToExtension(bytes) => {
+                for line in bytes.split_inclusive(|&b| b == b'\n') {
+                    answer.extend_from_slice(extension(line));
+                }
+            }
+            ServerOutput::Event(event) => events.push(format!("{event:?}")),
+            ServerOutput::CloseExtensionStdin => events.push(String::from("stdin closed")),
+            ServerOutput::Wait(_) => break,
+            other => panic!("unexpected {other:?}"),
+        }
+        if !answer.is_empty() {
+            server.handle_input(
+                Instant::ZERO,
+                ServerInput::Extension(host::Input::Stdout(&answer)),
+            );
+        }
+    };
+    for piece in pieces {
+        server.handle_input(Instant::ZERO, ServerInput::Mcp(piece));
+        drain(&mut server);
+    }
+    (to_client, events)
+}
+
 proptest! {
+    #[test]
+    fn the_server_does_the_same_in_any_chunking_of_the_client_input(
+        cuts in prop::collection::vec(any::<usize>(), 0..24),
+    ) {
+        let whole = serve(&[CLIENT_INPUT.as_bytes().to_vec()]);
+        prop_assert_eq!(serve(&chunks(CLIENT_INPUT.as_bytes(), &cuts)), whole);
+    }
+
     #[test]
     fn the_decoder_gives_the_same_messages_in_any_chunking(
         picks in prop::collection::vec(0..LINES.len(), 0..12),
@@ -156,4 +244,27 @@ fn the_reference_run_does_the_handshake() {
     );
     assert!(events.iter().any(|e| e.contains("McpProtocol")));
     assert!(events.iter().any(|e| e.contains("starting")));
+}
+
+/// The server's reference run answers every request in order, with the progress.
+#[test]
+fn the_reference_server_run_answers_everything() {
+    let (to_client, events) = serve(&[CLIENT_INPUT.as_bytes().to_vec()]);
+    let to_client = String::from_utf8(to_client).unwrap();
+    let lines: Vec<&str> = to_client.lines().collect();
+    assert_eq!(lines.len(), 7, "{to_client}");
+    assert!(lines[0].contains(r#""id":0,"result":{"protocolVersion":"2025-03-26""#));
+    assert_eq!(lines[1], r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    assert!(lines[2].contains(r#""id":2,"result":{"tools":[{"name":"echo""#));
+    assert_eq!(
+        lines[3],
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1,"message":"working"}}"#
+    );
+    assert_eq!(
+        lines[4],
+        r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"é"}],"isError":false}}"#
+    );
+    assert!(lines[5].contains(r#""id":null,"error":{"code":-32700"#));
+    assert!(lines[6].contains(r#""id":4,"error":{"code":-32602"#));
+    assert!(events.iter().any(|e| e.contains("Initialized")));
 }

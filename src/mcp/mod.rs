@@ -41,8 +41,13 @@ mod types;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
-pub use adapter::{Adapter, AdapterConfig, AdapterEvent, AdapterInput, AdapterOutput};
-pub use server::{Server, ServerConfig, ServerEvent, ServerInput, ServerOutput};
+pub use adapter::{
+    Adapter, AdapterConfig, AdapterEvent, AdapterInput, AdapterOutput, MCP_SERVER_EXITED,
+};
+pub use server::{
+    EXTENSION_GONE, NOT_INITIALIZED, REQUEST_TIMEOUT, Server, ServerConfig, ServerEvent,
+    ServerInput, ServerOutput,
+};
 pub use types::{
     CallToolRequestParams, CallToolResult, CancelledNotificationParams, ContentBlock,
     Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
