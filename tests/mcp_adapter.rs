@@ -597,3 +597,60 @@ fn lines_that_are_not_json_from_the_server_are_reported_never_answered() {
         .count();
     assert_eq!(problems, 2);
 }
+
+#[test]
+fn the_end_of_input_before_anything_was_asked_does_not_wait_for_the_handshake() {
+    let mut adapter = Adapter::new(AdapterConfig::default());
+    adapter.handle_input(AdapterInput::DharaClosed);
+    assert!(matches!(adapter.poll_output(), AdapterOutput::ToMcp(_)));
+    assert_eq!(adapter.poll_output(), AdapterOutput::CloseMcp);
+    assert_eq!(adapter.poll_output(), AdapterOutput::Exit { code: 0 });
+    assert_eq!(adapter.poll_output(), AdapterOutput::Wait);
+}
+
+#[test]
+fn what_the_core_sends_before_the_handshake_is_answered_after_it() {
+    // The Core's initialize and a tools/list come, then its end, all before the MCP
+    // server has answered anything.
+    let mut adapter = Adapter::new(AdapterConfig::default());
+    adapter.handle_input(AdapterInput::Dhara(
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"version":"0.1.0","cwd":"/"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            "\n",
+        )
+        .as_bytes(),
+    ));
+    adapter.handle_input(AdapterInput::DharaClosed);
+    let mut to_dhara = Vec::new();
+    let mut script = server_with(|_| Vec::new());
+    let mut exit = None;
+    for _ in 0..100 {
+        let mut answers = Vec::new();
+        match adapter.poll_output() {
+            AdapterOutput::ToMcp(bytes) => {
+                for message in lines(bytes) {
+                    answers.extend(script(&message));
+                }
+            }
+            AdapterOutput::ToDhara(bytes) => to_dhara.extend(lines(bytes)),
+            AdapterOutput::Exit { code } => {
+                exit = Some(code);
+                break;
+            }
+            AdapterOutput::Wait => panic!("waits with the answers owed"),
+            _ => {}
+        }
+        if !answers.is_empty() {
+            adapter.handle_input(AdapterInput::Mcp(&line_of(&answers)));
+        }
+    }
+    assert_eq!(exit, Some(0));
+    assert_eq!(to_dhara.len(), 2);
+    assert_eq!(to_dhara[0]["result"]["name"], Value::from("files"));
+    assert_eq!(
+        to_dhara[1]["result"]["tools"][1]["name"],
+        Value::from("write")
+    );
+}

@@ -351,13 +351,29 @@ fn dhara_mcp_usage_errors() {
         (&["mcp"][..], 2, "dhara mcp adapt"),
         (&["mcp", "frob"][..], 2, "the commands are adapt and serve"),
         (&["mcp", "adapt"][..], 2, "missing the command"),
-        (&["mcp", "serve", "--json", "--", "x"][..], 2, "unknown option --json"),
-        (&["mcp", "serve", "extra", "--", "x"][..], 2, "takes no argument"),
-        (&["mcp", "adapt", "--", "/nonexistent/dhara-mcp-server"][..], 5, "command not found"),
+        (
+            &["mcp", "serve", "--json", "--", "x"][..],
+            2,
+            "unknown option --json",
+        ),
+        (
+            &["mcp", "serve", "extra", "--", "x"][..],
+            2,
+            "takes no argument",
+        ),
+        (
+            &["mcp", "adapt", "--", "/nonexistent/dhara-mcp-server"][..],
+            5,
+            "command not found",
+        ),
     ] {
         let out = run(DHARA, args);
         assert_eq!(out.status.code(), Some(code), "{args:?}");
-        assert!(text(&out.stderr).contains(says), "{args:?}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
     }
     let help = run(DHARA, &["mcp", "--help"]);
     assert!(help.status.success());

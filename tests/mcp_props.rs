@@ -42,14 +42,10 @@ fn decode_all(pieces: &[Vec<u8>]) -> Vec<dhara_protocol::mcp::Received> {
     let mut received = Vec::new();
     for piece in pieces {
         decoder.push(piece);
-        while let Some(r) = decoder.next() {
-            received.push(r);
-        }
+        received.extend(decoder.by_ref());
     }
     decoder.end();
-    while let Some(r) = decoder.next() {
-        received.push(r);
-    }
+    received.extend(decoder.by_ref());
     received
 }
 

@@ -418,6 +418,11 @@ fn log_server_event(event: &ServerEvent) {
         ServerEvent::McpProtocol { problem } => {
             std::eprintln!("dhara mcp serve: from the MCP client: {problem}")
         }
+        // The reply to a call the client cancelled: expected.
+        ServerEvent::Extension(host::Event::Protocol(host::PeerError::LateResponse {
+            ended: Some(host::EndReason::Cancelled),
+            ..
+        })) => {}
         ServerEvent::Extension(host::Event::Protocol(problem)) => {
             std::eprintln!("dhara mcp serve: from the extension: {problem}")
         }

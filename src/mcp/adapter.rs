@@ -301,6 +301,8 @@ impl Adapter {
             },
             AdapterInput::DharaClosed => match &mut self.dhara {
                 Some(dhara) => dhara.handle_input(extension::Input::StdinClosed),
+                // Nothing was asked: there is nothing to wait for the handshake for.
+                None if self.held.iter().all(u8::is_ascii_whitespace) => self.finish(0),
                 None => self.held_closed = true,
             },
             AdapterInput::Mcp(bytes) if !self.mcp_closed => self.decoder.push(bytes),

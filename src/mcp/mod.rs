@@ -146,10 +146,14 @@ impl Decoder {
     pub fn end(&mut self) {
         self.lines.end();
     }
+}
 
-    /// The next message, if a complete line holds one.
-    #[allow(clippy::should_implement_trait)] // `next` borrows the decoder's buffer
-    pub fn next(&mut self) -> Option<Received> {
+impl Iterator for Decoder {
+    type Item = Received;
+
+    /// The next message, if a complete line holds one. `None` means "not yet": more
+    /// bytes (or the end) may give more.
+    fn next(&mut self) -> Option<Received> {
         loop {
             if let Some(entry) = self.batch.pop_front() {
                 return Some(received(entry));
