@@ -654,3 +654,21 @@ fn what_the_core_sends_before_the_handshake_is_answered_after_it() {
         Value::from("write")
     );
 }
+
+#[test]
+fn input_held_before_the_handshake_is_bounded() {
+    let mut config = AdapterConfig::default();
+    config.extension = config.extension.max_line_bytes(100);
+    let mut adapter = Adapter::new(config);
+    adapter.handle_input(AdapterInput::Dhara(&[b' '; 60]));
+    adapter.handle_input(AdapterInput::Dhara(&[b' '; 60]));
+    let mut dropped = Vec::new();
+    loop {
+        match adapter.poll_output() {
+            AdapterOutput::Event(AdapterEvent::DharaInputDropped { bytes }) => dropped.push(bytes),
+            AdapterOutput::Wait => break,
+            _ => {}
+        }
+    }
+    assert_eq!(dropped, [20]);
+}

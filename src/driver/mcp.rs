@@ -352,6 +352,9 @@ fn log_adapter_event(event: &AdapterEvent) {
         AdapterEvent::McpProtocol { problem } => {
             std::eprintln!("dhara mcp adapt: from the MCP server: {problem}")
         }
+        AdapterEvent::DharaInputDropped { bytes } => std::eprintln!(
+            "dhara mcp adapt: {bytes} bytes from the Dhara Core dropped: over the limit before the MCP server was ready"
+        ),
         AdapterEvent::DharaProtocol(problem) => {
             std::eprintln!("dhara mcp adapt: from the Dhara Core: {problem}")
         }

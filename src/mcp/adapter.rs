@@ -133,6 +133,12 @@ pub enum AdapterEvent {
     DharaProtocol(extension::PeerError),
     /// The MCP server's stdout ended.
     McpClosed,
+    /// The Dhara Core sent more than `max_line_bytes` before the MCP handshake was
+    /// done: these bytes past it were dropped.
+    DharaInputDropped {
+        /// How many.
+        bytes: usize,
+    },
 }
 
 /// What a request sent to the MCP server waits for.
@@ -291,9 +297,9 @@ impl Adapter {
                         .max_line_bytes
                         .saturating_sub(self.held.len());
                     if bytes.len() > room {
-                        self.mcp_problem(String::from(
-                            "the Dhara Core sent more than a line's limit before the MCP handshake was done; the rest was dropped",
-                        ));
+                        self.events.push_back(AdapterEvent::DharaInputDropped {
+                            bytes: bytes.len() - room,
+                        });
                     }
                     self.held
                         .extend_from_slice(bytes.get(..room.min(bytes.len())).unwrap_or_default());
