@@ -149,6 +149,7 @@
 //! | [`host`] | the Core endpoint: the side that starts extensions and calls tools |
 //! | [`extension`] | the Extension endpoint: the side a tool author embeds |
 //! | [`mcp`] | MCP both ways, on the endpoints: an MCP server as a Dhara extension, a Dhara extension as an MCP server |
+//! | [`fleet`] | many extensions behind one tool registry, with restarts (above `host`) |
 //! | `driver` (feature `std`) | blocking reference drivers over child processes and stdio |
 //!
 //! The two endpoints never import each other.
@@ -171,6 +172,7 @@ pub mod time;
 pub mod extension;
 pub mod host;
 
+pub mod fleet;
 pub mod mcp;
 
 #[cfg(feature = "std")]

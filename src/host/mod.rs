@@ -434,8 +434,9 @@ impl Core {
     }
 
     /// `execute_with`, the params written straight from the caller's tool name and
-    /// input.
-    fn start_execute(
+    /// input (borrowed, so a caller that keeps the input when the call is refused
+    /// need not copy it).
+    pub(crate) fn start_execute(
         &mut self,
         now: Instant,
         tool_name: &str,
