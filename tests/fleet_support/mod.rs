@@ -49,6 +49,8 @@ pub struct Process {
     pub key: ProcessKey,
     pub name: String,
     pub script: Script,
+    /// Every tool it declared in this process's life.
+    pub offered: BTreeSet<String>,
     partial: Vec<u8>,
     pub stdout: Vec<u8>,
     /// Every line it read, parsed.
@@ -69,6 +71,7 @@ impl Process {
         Process {
             key,
             name: name.to_string(),
+            offered: script.tools.iter().cloned().collect(),
             script,
             partial: Vec::new(),
             stdout: Vec::new(),
@@ -108,7 +111,8 @@ impl Process {
                     let params = value.get("params").cloned().unwrap_or(Value::Null);
                     if method == "tools/execute" {
                         let tool = params.get("toolName").and_then(Value::as_str).unwrap_or("");
-                        if !self.script.tools.iter().any(|t| t == tool) {
+                        // A call may cross a `tools/list` announcement on its way.
+                        if !self.offered.contains(tool) {
                             return Err(format!(
                                 "{} ({:?}) was sent tool '{tool}', which it does not offer",
                                 self.name, self.key
@@ -174,6 +178,7 @@ impl Process {
             r#"{{"jsonrpc":"2.0","method":"tools/list","params":{{"tools":{}}}}}"#,
             tools_json(&tools)
         );
+        self.offered.extend(tools.iter().cloned());
         self.script.tools = tools;
         self.line(&line);
     }
@@ -349,7 +354,7 @@ impl Sim {
                         .procs
                         .get(&process)
                         .ok_or_else(|| format!("kill of {process:?}, never started"))?;
-                    if !proc.running || proc.killed {
+                    if proc.exited || proc.killed {
                         return Err(format!("kill of {process:?} after its exit or twice"));
                     }
                     let shutdown_at = self
@@ -731,7 +736,7 @@ impl Sim {
         let Some(proc) = self.procs.get_mut(&process) else {
             return Ok(());
         };
-        if !proc.running {
+        if proc.exited {
             return Ok(());
         }
         let rest = std::mem::take(&mut proc.stdout);
@@ -760,6 +765,7 @@ impl Sim {
         for process in std::mem::take(&mut self.kills_due) {
             if let Some(p) = self.procs.get_mut(&process) {
                 p.killed = true;
+                p.running = false;
             }
             self.exit(process, None, true)?;
         }
