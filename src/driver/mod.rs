@@ -1,5 +1,6 @@
-//! Blocking reference drivers (feature `std`): a Core over a child process, an
-//! Extension over this process's stdio.
+//! Blocking reference drivers (feature `std`): a Core over a child process, a
+//! [`Fleet`](crate::fleet::Fleet) over several, an Extension over this process's
+//! stdio.
 //!
 //! The endpoints in [`host`](crate::host) and [`extension`](crate::extension) do no I/O.
 //! This module is the smallest complete runtime for them, written to be read: it is
@@ -70,10 +71,12 @@
 //!   [`Output::Exit`](crate::extension::Output::Exit), or after a grace period if
 //!   tools are still running.
 
+mod fleet;
 mod mcp;
 mod process;
 mod serve;
 
+pub use fleet::{FleetError, FleetProcesses, MakeCommand};
 pub use mcp::{BridgeOptions, run_adapter, run_server};
 pub use process::{
     Error, ExtensionProcess, Options, STDOUT_DRAIN, Stderr, TraceHook, Traced, kill_group,

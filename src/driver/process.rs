@@ -24,9 +24,9 @@ use crate::time::{Clock, Instant};
 const READ_CHUNK: usize = 8 * 1024;
 /// How many chunks may wait in the channel before the reader threads pause (and with
 /// them the child, on a full pipe): at most 512 KiB in flight.
-const CHANNEL_CHUNKS: usize = 64;
+pub(crate) const CHANNEL_CHUNKS: usize = 64;
 /// How often the loop checks whether the child has exited while it waits.
-const EXIT_POLL: Duration = Duration::from_millis(50);
+pub(crate) const EXIT_POLL: Duration = Duration::from_millis(50);
 /// After the child has exited, how long a driver waits for the end of its stdout
 /// before it reports the exit anyway: 200 ms.
 ///
@@ -146,7 +146,7 @@ impl core::fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// What the reader threads send to the loop.
-enum FromChild {
+pub(crate) enum FromChild {
     Stdout(Vec<u8>),
     StdoutClosed,
     Stderr(Vec<u8>),
@@ -659,7 +659,12 @@ impl ExtensionProcess {
 }
 
 /// One line of the extension's stderr: to the trace hook, and copied with its prefix.
-fn stderr_line(trace: &mut Option<TraceHook>, stderr: &Stderr, elapsed: Duration, line: &[u8]) {
+pub(crate) fn stderr_line(
+    trace: &mut Option<TraceHook>,
+    stderr: &Stderr,
+    elapsed: Duration,
+    line: &[u8],
+) {
     if let Some(hook) = trace.as_mut() {
         hook(elapsed, Traced::Stderr(line));
     }
@@ -736,7 +741,7 @@ fn run_quietly(command: &mut Command) -> bool {
 
 /// Starts the threads that own the child's pipes: readers for stdout and stderr
 /// feeding `to_loop`, and the stdin writer, whose sender is returned.
-fn start_threads(
+pub(crate) fn start_threads(
     child: &mut Child,
     to_loop: &SyncSender<FromChild>,
 ) -> io::Result<Sender<Vec<u8>>> {
@@ -809,12 +814,12 @@ fn spawn_writer(mut stdin: ChildStdin) -> io::Result<Sender<Vec<u8>>> {
 /// Splits a byte stream into lines for tracing and prefixing, keeping at most
 /// [`LINE_MAX`] bytes of a line (the rest of a longer line is dropped).
 #[derive(Default)]
-struct LineBuffer {
+pub(crate) struct LineBuffer {
     line: Vec<u8>,
 }
 
 impl LineBuffer {
-    fn push(&mut self, mut bytes: &[u8], emit: &mut dyn FnMut(&[u8])) {
+    pub(crate) fn push(&mut self, mut bytes: &[u8], emit: &mut dyn FnMut(&[u8])) {
         while let Some(end) = bytes.iter().position(|&b| b == b'\n') {
             let (head, rest) = bytes.split_at(end);
             self.keep(head);
@@ -827,7 +832,7 @@ impl LineBuffer {
     }
 
     /// Emits the last line if it had no newline.
-    fn finish(&mut self, emit: &mut dyn FnMut(&[u8])) {
+    pub(crate) fn finish(&mut self, emit: &mut dyn FnMut(&[u8])) {
         if !self.line.is_empty() {
             emit(&self.line);
             self.line.clear();

@@ -1,5 +1,5 @@
 //! Many extensions behind one tool registry, with restarts: the layer above
-//! [`host`](crate::host).
+//! [`host`].
 //!
 //! A [`Fleet`] holds several extensions, each by name. Each process of an extension
 //! gets its own [`host::Core`]; the fleet routes calls by tool name to the extension
@@ -20,7 +20,7 @@
 //! # The rules it follows
 //!
 //! * **Routing.** [`execute`](Fleet::execute) resolves a tool name in the registry
-//!   (see [`registry`](self#names) below) and sends `tools/execute` with the tool's
+//!   (see [Names](self#names) below) and sends `tools/execute` with the tool's
 //!   real name to the extension that offers it. A bare name two extensions offer is
 //!   refused with [`UsageError::AmbiguousTool`], listing the qualified names.
 //! * **Processes.** Every start of an extension is a new [`ProcessKey`], and every

@@ -1,19 +1,6 @@
 //! When an extension that stopped is started again: the restart policy, the backoff,
-//! and the crash-loop breaker, all read from one history of recent exits.
-//!
-//! Every end of a process counts as an exit: an exit of its own, a kill after a
-//! timeout, a failure to start. The exits within [`RestartPolicy::window`] before
-//! one decide what follows it:
-//!
-//! * with `max_exits` or more of them (this one included), the breaker trips: the
-//!   extension is marked failed and is not started again until
-//!   [`Fleet::restart`](super::Fleet::restart) asks for it;
-//! * otherwise it is started again after a delay: none when no other exit came within
-//!   the window, then `backoff_initial`, doubling with each further exit up to
-//!   `backoff_cap`;
-//! * [`RestartWhen::AtOnce`] starts it as soon as the delay is over;
-//!   [`RestartWhen::OnNextCall`] only once a call for one of its tools waits (and
-//!   the delay is over).
+//! and the crash-loop breaker, all read from one history of recent exits (see
+//! [`RestartPolicy`] for the rules).
 
 use alloc::collections::VecDeque;
 use core::time::Duration;
@@ -30,7 +17,21 @@ pub enum RestartWhen {
     OnNextCall,
 }
 
-/// How an extension is restarted. See the [module docs](self) for the rules.
+/// How an extension is restarted.
+///
+/// Every end of a process counts as an exit: an exit of its own, a kill after a
+/// timeout, a failure to start. The exits within [`window`](RestartPolicy::window)
+/// before one decide what follows it:
+///
+/// * with [`max_exits`](RestartPolicy::max_exits) or more of them (this one
+///   included), the crash-loop breaker trips: the extension is marked failed, and
+///   is not started again until [`Fleet::restart`](super::Fleet::restart) asks;
+/// * otherwise it is started again after a delay: none when no other exit came
+///   within the window, then [`backoff_initial`](RestartPolicy::backoff_initial),
+///   doubling with each further exit up to [`backoff_cap`](RestartPolicy::backoff_cap);
+/// * with [`RestartWhen::AtOnce`] as soon as the delay is over, with
+///   [`RestartWhen::OnNextCall`] once a call for one of its tools waits (and the
+///   delay is over).
 ///
 /// ```
 /// use core::time::Duration;
