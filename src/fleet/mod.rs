@@ -1128,7 +1128,7 @@ impl Fleet {
 
     // ---- What the driver may look at ----------------------------------------------
 
-    /// Every tool in the registry, grouped by extension.
+    /// Every tool in the registry, grouped by extension in the order they were added.
     pub fn tools(&self) -> impl Iterator<Item = RegisteredTool<'_>> + '_ {
         self.registry.entries().iter().map(|e| self.registered(e))
     }

@@ -133,12 +133,9 @@ impl Registry {
         tools: &[Tool],
     ) -> Vec<(ExtensionKey, Change)> {
         let before = self.entries.clone();
-        let at = self
-            .entries
-            .iter()
-            .position(|e| e.extension == extension)
-            .unwrap_or(self.entries.len());
         self.entries.retain(|e| e.extension != extension);
+        // Grouped by extension, in the order they were added.
+        let at = self.entries.partition_point(|e| e.extension < extension);
         let mut new = Vec::with_capacity(tools.len());
         for tool in tools {
             if new.iter().any(|e: &Entry| e.tool.name == tool.name) {
@@ -152,7 +149,6 @@ impl Registry {
                 offered: String::new(),
             });
         }
-        let at = at.min(self.entries.len());
         self.entries.splice(at..at, new);
         self.set_offered();
         diff(&before, &self.entries)
@@ -391,6 +387,21 @@ mod tests {
         assert_eq!(changes.len(), 2);
         assert_eq!(registry.resolve("fetch").map(|e| e.extension), Ok(key(0)));
         assert_eq!(registry.entries()[0].offered, "fetch");
+    }
+
+    #[test]
+    fn entries_keep_the_order_extensions_were_added_whatever_order_they_answer() {
+        let mut registry = Registry::default();
+        registry.replace(key(2), "c", &[tool("x")]);
+        registry.replace(key(0), "a", &[tool("y"), tool("z")]);
+        registry.replace(key(1), "b", &[tool("w")]);
+        registry.replace(key(0), "a", &[tool("z")]);
+        let order: Vec<&str> = registry
+            .entries()
+            .iter()
+            .map(|e| e.qualified.as_str())
+            .collect();
+        assert_eq!(order, ["a__z", "b__w", "c__x"]);
     }
 
     #[test]
