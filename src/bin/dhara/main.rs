@@ -21,9 +21,11 @@ macro_rules! outln {
 mod args;
 mod call;
 mod check;
+mod config;
 mod connect;
 mod demo;
 mod example_extension;
+mod fleet;
 mod mcp;
 mod png;
 
@@ -36,6 +38,7 @@ dhara: call and check Dhara extensions (JSON-RPC 2.0 over stdio)
 USAGE:
     dhara demo [--trace]
     dhara tools [OPTIONS] -- CMD [ARGS...]
+    dhara tools --config FILE [--env KEY=VALUE]... [OPTIONS]
     dhara call TOOL [INPUT_JSON] [OPTIONS] -- CMD [ARGS...]
     dhara session [OPTIONS] -- CMD [ARGS...]
     dhara check [OPTIONS] -- CMD [ARGS...]
@@ -61,6 +64,12 @@ OPTIONS:
     --cwd DIR       the extension's working directory
     --json          machine-readable output: one JSON line per result
     --trace         every message, with direction and time, to stderr
+    --config FILE   a JSON file of named extensions, in place of `-- CMD`:
+                    {\"extensions\": {\"web\": {\"command\": [\"node\", \"web.js\"]}}}
+                    (fields: command, cwd, env, timeout, grace, restart); a field
+                    there wins over --timeout, --grace and --cwd for its extension
+    --env KEY=VALUE an environment variable for every extension of --config
+                    (the file's env wins over it)
 DUR: 250ms, 2s, 1m, or a bare number of seconds
 
 EXIT STATUS:
@@ -107,6 +116,7 @@ fn main() -> ExitCode {
     };
     let status = match command.as_str() {
         "demo" => demo::run(rest),
+        "tools" if config::wanted(rest) => fleet::tools(rest),
         "tools" => call::tools(rest),
         "call" => call::call(rest),
         "session" => call::session(rest),
