@@ -126,3 +126,94 @@ fn an_extension_that_cannot_start_is_reported_and_the_others_listed() {
     // Alone, its tools are offered by their bare names.
     assert!(text(&output.stdout).contains("  echo\n    extension web, qualified name web__echo\n"));
 }
+
+#[test]
+fn call_routes_by_qualified_name_and_refuses_an_ambiguous_one() {
+    let path = config_file(
+        "call",
+        &format!(
+            r#"{{"extensions": {{{}, {}}}}}"#,
+            example("a", ""),
+            example("b", "")
+        ),
+    );
+    let call = |args: &[&str]| {
+        Command::new(DHARA)
+            .args(["call", "--config"])
+            .arg(&path)
+            .args(args)
+            .output()
+            .expect("dhara runs")
+    };
+    let output = call(&["b__echo", r#"{"text":"hi"}"#]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "hi\n");
+
+    let output = call(&["echo", r#"{"text":"hi"}"#]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("use one of 'a__echo', 'b__echo'"),
+        "{}",
+        text(&output.stderr)
+    );
+    let output = call(&["nothing"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("known tools: a__echo, a__add"));
+}
+
+#[test]
+fn a_session_survives_a_kill_and_the_next_call_is_served_by_a_new_process() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    let path = config_file(
+        "session",
+        &format!(
+            r#"{{"extensions": {{{}, {}}}}}"#,
+            example("slow", r#", "timeout": "300ms", "grace": "200ms""#),
+            example("other", "")
+        ),
+    );
+    let mut child = Command::new(DHARA)
+        .args(["session", "--config"])
+        .arg(&path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dhara runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    writeln!(stdin, r#"{{"tool":"slow__hang"}}"#).expect("written");
+    let mut first = String::new();
+    stdout.read_line(&mut first).expect("a line");
+    let first = json::parse(first.trim().as_bytes()).expect("JSON");
+    assert_eq!(first["line"], Value::from(1));
+    assert_eq!(first["error"]["kind"], Value::from("timeout"));
+
+    // By now the hung process is being shut down and killed; the call that comes
+    // later is served by its successor.
+    writeln!(
+        stdin,
+        r#"{{"tool":"slow__echo","input":{{"text":"again"}}}}"#
+    )
+    .expect("written");
+    drop(stdin);
+    let mut second = String::new();
+    stdout.read_line(&mut second).expect("a line");
+    let second = json::parse(second.trim().as_bytes()).expect("JSON");
+    assert_eq!(second["line"], Value::from(2));
+    assert_eq!(second["tool"], Value::from("slow__echo"));
+    assert_eq!(second["result"]["content"][0]["text"], Value::from("again"));
+    let output = child.wait_with_output().expect("dhara ends");
+    assert_eq!(
+        output.status.code(),
+        Some(4),
+        "the worst outcome: a timeout"
+    );
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("extension 'slow' was killed by a signal; it will be started again"),
+        "{stderr}"
+    );
+}

@@ -24,7 +24,7 @@ const ACCEPTS: Accepts = Accepts {
 const STDERR_PREFIX: &str = "[extension] ";
 
 /// How long the session loop waits for the extension before reading stdin again.
-const SESSION_POLL: Duration = Duration::from_millis(10);
+pub const SESSION_POLL: Duration = Duration::from_millis(10);
 
 /// `dhara tools [OPTIONS] -- CMD [ARGS...]`
 pub fn tools(words: &[String]) -> Status {
@@ -185,7 +185,7 @@ fn refused(error: &UsageError, tool_name: &str) -> Failure {
 
 /// Prints a tool result: text as is, other content described; `--json`: the result as
 /// one line. The status says whether the tool reported an error.
-fn print_result(result: &ToolResult, json: bool) -> Status {
+pub fn print_result(result: &ToolResult, json: bool) -> Status {
     if json {
         print_json(&result.to_value());
     } else {
@@ -229,7 +229,7 @@ pub fn session(words: &[String]) -> Status {
 }
 
 /// A line of the session's input, numbered from 1, or its end.
-enum Line {
+pub enum Line {
     Text(usize, String),
     /// A line longer than [`MAX_SESSION_LINE`], skipped.
     TooLong(usize),
@@ -237,11 +237,11 @@ enum Line {
 }
 
 /// The longest session line: the same bound as a protocol line.
-const MAX_SESSION_LINE: usize = dhara_protocol::frame::DEFAULT_MAX_LINE_BYTES;
+pub const MAX_SESSION_LINE: usize = dhara_protocol::frame::DEFAULT_MAX_LINE_BYTES;
 
 /// Reads `input` line by line, numbering every line (blank ones too), and sends each
 /// to the session; a line longer than [`MAX_SESSION_LINE`] is skipped, not kept.
-fn read_lines(mut input: impl BufRead, to_session: mpsc::SyncSender<Line>) {
+pub fn read_lines(mut input: impl BufRead, to_session: mpsc::SyncSender<Line>) {
     let limit = u64::try_from(MAX_SESSION_LINE).unwrap_or(u64::MAX);
     for number in 1.. {
         let mut line = Vec::new();
@@ -401,7 +401,7 @@ fn start_session_call(
 }
 
 /// `{"line": N, "tool": "...", "result": {...}}` or `{"line": N, "error": {...}}`.
-fn print_session_line(line: usize, tool: Option<&str>, outcome: Result<ToolResult, Failure>) {
+pub fn print_session_line(line: usize, tool: Option<&str>, outcome: Result<ToolResult, Failure>) {
     let mut object = Object::from_iter([("line", Value::from(line))]);
     if let Some(tool) = tool {
         object.push("tool", Value::from(tool));

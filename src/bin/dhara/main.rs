@@ -40,7 +40,9 @@ USAGE:
     dhara tools [OPTIONS] -- CMD [ARGS...]
     dhara tools --config FILE [--env KEY=VALUE]... [OPTIONS]
     dhara call TOOL [INPUT_JSON] [OPTIONS] -- CMD [ARGS...]
+    dhara call --config FILE TOOL [INPUT_JSON] [OPTIONS]
     dhara session [OPTIONS] -- CMD [ARGS...]
+    dhara session --config FILE [OPTIONS]
     dhara check [OPTIONS] -- CMD [ARGS...]
     dhara example-extension
     dhara mcp adapt [OPTIONS] -- CMD [ARGS...]
@@ -118,7 +120,9 @@ fn main() -> ExitCode {
         "demo" => demo::run(rest),
         "tools" if config::wanted(rest) => fleet::tools(rest),
         "tools" => call::tools(rest),
+        "call" if config::wanted(rest) => fleet::call(rest),
         "call" => call::call(rest),
+        "session" if config::wanted(rest) => fleet::session(rest),
         "session" => call::session(rest),
         "mcp" => return ExitCode::from(u8::try_from(mcp::run(rest)).unwrap_or(1)),
         "check" => return ExitCode::from(u8::try_from(check::run(rest)).unwrap_or(1)),
