@@ -620,6 +620,11 @@ fn demo_runs_to_the_end() {
         "the call ends now with a timeout error",
         "the Core sends `shutdown` and allows 1s of grace",
         "the Core killed the process group",
+        "14 tools; both offer every name, so each is listed by its qualified name:",
+        "call echo: refused: tool name 'echo' is ambiguous: use one of 'left__echo', 'right__echo'",
+        "`right` was killed by a signal; the fleet starts it again",
+        "`right` is ready again: start 2, pid ",
+        "call right__echo: result: served by the new process",
         "Done in ",
     ] {
         assert!(

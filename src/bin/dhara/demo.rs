@@ -4,7 +4,8 @@ use std::io::{IsTerminal, Write};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use dhara_protocol::driver::{self, ExtensionProcess, Stderr};
+use dhara_protocol::driver::{self, ExtensionProcess, FleetError, FleetProcesses, Stderr};
+use dhara_protocol::fleet::{self, Event as FleetEvent};
 use dhara_protocol::host::{CallError, CallOptions, Config, Event, ShutdownReason};
 use dhara_protocol::json::{self, Value};
 use dhara_protocol::message::{ExecuteParams, Progress, ToolResult};
@@ -129,6 +130,7 @@ impl Demo {
         self.show_call("fail", "{}", "a tool error is a result with isError: true")?;
         self.show_call("echo", "{}", "bad input is refused with a JSON-RPC error")?;
         self.show_timeout()?;
+        self.show_fleet()?;
 
         outln!();
         outln!("Done in {:.1}s.", self.started.elapsed().as_secs_f64());
@@ -222,6 +224,125 @@ impl Demo {
         }
         Ok(())
     }
+}
+
+impl Demo {
+    /// Two extensions behind one tool list: one is killed after a timeout and started
+    /// again, and serves the next call.
+    fn show_fleet(&mut self) -> Result<(), String> {
+        self.step("two extensions, `left` and `right`, behind one tool list");
+        let exe =
+            std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+        let mut fleet = FleetProcesses::new(
+            fleet::Config::default(),
+            Stderr::Prefixed(String::from("[example-extension ")),
+        );
+        let host = Config::default()
+            .timeout(TIMEOUT)
+            .grace(GRACE)
+            .validate_input(false);
+        for name in ["left", "right"] {
+            let exe = exe.clone();
+            let command = Box::new(move || {
+                let mut command = Command::new(&exe);
+                command.arg("example-extension");
+                command
+            });
+            let config = fleet::ExtensionConfig::default().host(host.clone());
+            fleet
+                .add(name, config, command)
+                .map_err(|e| format!("{name}: {e}"))?;
+        }
+        if !fleet.wait_ready(TIMEOUT) {
+            return Err(String::from("the two extensions did not get ready"));
+        }
+        let right = fleet.fleet().key("right").ok_or("no `right`")?;
+        let names: Vec<&str> = fleet.fleet().tools().map(|t| t.offered).collect();
+        outln!(
+            "   {} tools; both offer every name, so each is listed by its qualified name:",
+            names.len()
+        );
+        for row in names.chunks(7) {
+            outln!("     {}", row.join(" "));
+        }
+        match fleet.call("echo", Value::Object(Default::default()), |_| {}) {
+            Err(FleetError::Usage(e)) => outln!("   call echo: refused: {e}"),
+            other => return Err(format!("echo was not refused: {other:?}")),
+        }
+        let input = json::parse(br#"{"text": "from the left"}"#).map_err(|e| e.to_string())?;
+        let result = fleet
+            .call("left__echo", input, |_| {})
+            .map_err(|e| format!("left__echo: {e}"))?;
+        outln!("   call left__echo: {}", describe_result(&result));
+
+        let pid = fleet.pid(right).unwrap_or_default();
+        let first = fleet.fleet().process(right);
+        let options = CallOptions {
+            timeout: Some(SHORT_TIMEOUT),
+            ..CallOptions::default()
+        };
+        outln!(
+            "   call right__hang with a {} timeout (`right` is pid {pid}):",
+            args::format_duration(SHORT_TIMEOUT)
+        );
+        match fleet.call_with(
+            "right__hang",
+            Value::Object(Default::default()),
+            options,
+            |_| {},
+        ) {
+            Err(e) => outln!("   [{:>5.2}s] right__hang: {e}", self.elapsed()),
+            Ok(result) => return Err(format!("hang answered: {result:?}")),
+        }
+        while let Some(event) = fleet.next_event() {
+            match event {
+                FleetEvent::Stopped { process, how, .. } if process.extension() == right => {
+                    outln!(
+                        "   [{:>5.2}s] after the grace, `right` {how}; the fleet starts it again",
+                        self.elapsed()
+                    );
+                }
+                FleetEvent::Ready { process, .. }
+                    if process.extension() == right && Some(process) != first =>
+                {
+                    outln!(
+                        "   [{:>5.2}s] `right` is ready again: start {}, pid {}",
+                        self.elapsed(),
+                        process.start(),
+                        fleet.pid(right).unwrap_or_default()
+                    );
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let input =
+            json::parse(br#"{"text": "served by the new process"}"#).map_err(|e| e.to_string())?;
+        let result = fleet
+            .call("right__echo", input, |_| {})
+            .map_err(|e| format!("right__echo: {e}"))?;
+        outln!("   call right__echo: {}", describe_result(&result));
+        fleet.shutdown();
+        Ok(())
+    }
+
+    fn elapsed(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+}
+
+fn describe_result(result: &ToolResult) -> String {
+    let label = if result.is_error {
+        "tool error"
+    } else {
+        "result"
+    };
+    let content: Vec<String> = result
+        .content
+        .iter()
+        .map(|c| describe_content(c).trim_end().to_string())
+        .collect();
+    format!("{label}: {}", content.join(" "))
 }
 
 fn print_result(result: &ToolResult) {
