@@ -91,6 +91,17 @@
 //! # Ok::<(), dhara_protocol::host::UsageError>(())
 //! ```
 //!
+//! ## Serve many extensions
+//!
+//! A [`Fleet`](fleet::Fleet) holds several extensions by name behind one tool
+//! registry: a call by tool name goes to the extension that offers it (bare names
+//! while unique, `<extension>__<tool>` always), each process gets its own Core, and an
+//! extension whose process ends (a crash, or the kill after a timeout) is started
+//! again by its [`RestartPolicy`](fleet::RestartPolicy): at once or on the next call,
+//! with a backoff and a crash-loop breaker. Starting a process is an output like
+//! writing to one; [`FleetProcesses`](driver::FleetProcesses) is the std driver over
+//! child processes, and `dhara tools|call|session --config FILE` the command line.
+//!
 //! ## Embed without std
 //!
 //! Without default features the crate needs only `core` and `alloc`
