@@ -217,3 +217,41 @@ fn a_session_survives_a_kill_and_the_next_call_is_served_by_a_new_process() {
         "{stderr}"
     );
 }
+
+#[test]
+fn check_runs_on_one_extension_of_the_file() {
+    let path = config_file(
+        "check",
+        &format!(
+            r#"{{"extensions": {{{}, {}}}}}"#,
+            example("web", r#", "timeout": "5s", "env": {"DHARA_TEST": "1"}"#),
+            example("files", "")
+        ),
+    );
+    let check = |args: &[&str]| {
+        Command::new(DHARA)
+            .args(["check", "--config"])
+            .arg(&path)
+            .args(args)
+            .output()
+            .expect("dhara runs")
+    };
+    // `hang` fails its row on purpose: only `echo` is called, with an input of ours
+    // (check's own options pass through).
+    let output = check(&["web", "--call", "echo", r#"{"text":"hi"}"#, "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let report = json::parse(&output.stdout).expect("one JSON value");
+    assert_eq!(report["passed"], Value::from(true));
+    // The file's env goes through `env`, then the command.
+    assert_eq!(report["command"][0], Value::from("env"));
+    assert_eq!(report["command"][1], Value::from("DHARA_TEST=1"));
+    assert_eq!(report["command"][3], Value::from("example-extension"));
+
+    let output = check(&["nothing"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("no extension `nothing` in the file; it names web, files")
+    );
+    assert_eq!(check(&[]).status.code(), Some(2));
+    assert_eq!(check(&["web", "--", "x"]).status.code(), Some(2));
+}
