@@ -13,19 +13,19 @@ use crate::time::Instant;
 
 /// One extension of a fleet, as [`Fleet::add`](super::Fleet::add) returned it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ExtensionKey(u32);
+pub struct ExtensionKey(usize);
 
 impl ExtensionKey {
     pub(crate) fn new(index: usize) -> ExtensionKey {
-        ExtensionKey(u32::try_from(index).unwrap_or(u32::MAX))
+        ExtensionKey(index)
     }
 
     pub(crate) fn index(self) -> usize {
-        self.0 as usize
+        self.0
     }
 
     #[cfg(test)]
-    pub(crate) const fn for_tests(n: u32) -> ExtensionKey {
+    pub(crate) const fn for_tests(n: usize) -> ExtensionKey {
         ExtensionKey(n)
     }
 }
@@ -143,10 +143,10 @@ pub enum Event {
         /// Its result, or why it has none.
         result: Result<ToolResult, CallError>,
     },
-    /// Progress from an extension, attributed to a call when its Core could tell.
+    /// Progress from a process, attributed to a call when its Core could tell.
     Progress {
-        /// The extension.
-        extension: ExtensionKey,
+        /// The process.
+        process: ProcessKey,
         /// The call it belongs to, if known.
         call: Option<CallHandle>,
         /// The notification's params.

@@ -828,7 +828,7 @@ impl Fleet {
                         .map(|(_, h)| *h)
                 });
                 self.events.push_back(Event::Progress {
-                    extension: key.extension(),
+                    process: key,
                     call,
                     progress,
                 });
@@ -1068,7 +1068,7 @@ impl Fleet {
                 Some(Ok(())) => {
                     self.queue.remove(at);
                     if let Some(member) = self.members.get_mut(extension.index()) {
-                        member.queued -= 1;
+                        member.left_queue();
                     }
                 }
                 Some(Err(error)) => {
@@ -1110,11 +1110,12 @@ impl Fleet {
             CallState::Waiting { .. } => {
                 self.queue.retain(|h| *h != handle);
                 if let Some(member) = self.members.get_mut(call.extension.index()) {
-                    member.queued -= 1;
+                    member.left_queue();
                 }
             }
             CallState::Sent { process } => {
-                self.in_flight -= 1;
+                debug_assert!(self.in_flight > 0, "a call in flight not counted");
+                self.in_flight = self.in_flight.saturating_sub(1);
                 if let Some(p) = self.process_mut(process) {
                     p.sent.retain(|(_, h)| *h != handle);
                 }
@@ -1150,7 +1151,10 @@ impl Fleet {
     fn registered<'a>(&'a self, entry: &'a registry::Entry) -> RegisteredTool<'a> {
         RegisteredTool {
             extension: entry.extension,
-            extension_name: self.name(entry.extension).unwrap_or_default(),
+            extension_name: self.name(entry.extension).unwrap_or_else(|| {
+                debug_assert!(false, "a registry entry of no extension");
+                ""
+            }),
             tool: &entry.tool,
             qualified: &entry.qualified,
             offered: &entry.offered,
@@ -1259,6 +1263,12 @@ impl Fleet {
 }
 
 impl Member {
+    /// One of its calls left the queue.
+    fn left_queue(&mut self) {
+        debug_assert!(self.queued > 0, "a waiting call not counted");
+        self.queued = self.queued.saturating_sub(1);
+    }
+
     /// Whether a stopped extension should be started once its backoff is over.
     fn wants_start(&self) -> bool {
         self.start_anyway || self.queued > 0 || self.config.restart.when == RestartWhen::AtOnce

@@ -252,7 +252,7 @@ mod tests {
         }
     }
 
-    fn key(n: u32) -> ExtensionKey {
+    fn key(n: usize) -> ExtensionKey {
         ExtensionKey::for_tests(n)
     }
 
