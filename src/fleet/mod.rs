@@ -465,8 +465,8 @@ impl Fleet {
             },
         })?;
         let extension = entry.extension;
-        let tool = entry.tool.clone();
-        let Some(member) = self.members.get_mut(extension.index()) else {
+        let tool = entry.tool.name.clone();
+        let Some(member) = self.members.get(extension.index()) else {
             debug_assert!(false, "a registry entry of no extension");
             return Err(UsageError::UnknownExtension);
         };
@@ -476,22 +476,29 @@ impl Fleet {
                 failure: failure.clone(),
             });
         }
-        self.observe(now);
+        let (validate, timeout) = (
+            member.config.host.validate_input,
+            member.config.host.timeout,
+        );
+        let now = self.now.max(now);
         let handle = CallHandle::new(self.next_handle);
         if self.can_send(extension) {
-            if let Some(sent) = self.send(extension, handle, &tool.name, &input, options) {
+            if let Some(sent) = self.send(now, extension, handle, &tool, &input, options) {
                 sent.map_err(UsageError::Refused)?;
+                self.observe(now);
                 self.next_handle += 1;
                 return Ok(handle);
             }
         }
-        let Some(member) = self.members.get_mut(extension.index()) else {
-            return Err(UsageError::UnknownExtension);
-        };
-        if member.config.host.validate_input {
-            if let Err(error) = tool.check_input(&input) {
+        if validate {
+            let declared = self
+                .registry
+                .entries()
+                .iter()
+                .find(|e| e.extension == extension && e.tool.name == tool);
+            if let Some(Err(error)) = declared.map(|e| e.tool.check_input(&input)) {
                 return Err(UsageError::Refused(host::UsageError::InvalidInput {
-                    tool: tool.name,
+                    tool,
                     error,
                 }));
             }
@@ -501,20 +508,22 @@ impl Fleet {
                 limit: self.config.max_queued,
             });
         }
-        let timeout = options.timeout.unwrap_or(member.config.host.timeout);
-        member.queued += 1;
+        self.observe(now);
+        if let Some(member) = self.members.get_mut(extension.index()) {
+            member.queued += 1;
+        }
         self.next_handle += 1;
         self.queue.push_back(handle);
         let state = CallState::Waiting {
             input,
             options,
-            until: self.now + timeout,
+            until: now + options.timeout.unwrap_or(timeout),
         };
         self.calls.insert(
             handle,
             Call {
                 extension,
-                tool: tool.name,
+                tool,
                 state,
             },
         );
@@ -997,13 +1006,13 @@ impl Fleet {
     /// call should wait for the next process; otherwise the Core's answer.
     fn send(
         &mut self,
+        now: Instant,
         extension: ExtensionKey,
         handle: CallHandle,
         tool: &str,
         input: &Value,
         options: CallOptions,
     ) -> Option<Result<(), host::UsageError>> {
-        let now = self.now;
         let Some(Phase::Running(process)) = self
             .members
             .get_mut(extension.index())
@@ -1064,7 +1073,7 @@ impl Fleet {
                 self.queue.remove(at);
                 continue;
             };
-            match self.send(extension, handle, &call.tool, input, *options) {
+            match self.send(self.now, extension, handle, &call.tool, input, *options) {
                 Some(Ok(())) => {
                     self.queue.remove(at);
                     if let Some(member) = self.members.get_mut(extension.index()) {
