@@ -4,7 +4,7 @@
 use std::boxed::Box;
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Write};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus};
 use std::string::{String, ToString};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::thread;
@@ -13,7 +13,7 @@ use std::vec::Vec;
 
 use super::process::{
     CHANNEL_CHUNKS, EXIT_POLL, FromChild, LineBuffer, STDOUT_DRAIN, Stderr, kill_group,
-    start_threads,
+    spawn_piped, start_threads,
 };
 use crate::fleet::{
     CallError, CallHandle, Config, Event, ExtensionConfig, ExtensionKey, Fleet, Input, Output,
@@ -506,14 +506,7 @@ fn spawn(
     process: ProcessKey,
     to_loop: &SyncSender<(ProcessKey, FromChild)>,
 ) -> io::Result<Running> {
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = command.spawn()?;
-    let group = if cfg!(unix) { Some(child.id()) } else { None };
+    let (mut child, group) = spawn_piped(&mut command)?;
     let (to_forwarder, from_child) = mpsc::sync_channel(CHANNEL_CHUNKS);
     let threads = start_threads(&mut child, &to_forwarder).and_then(|stdin| {
         // The readers hold the only senders now: the forwarder ends with them.

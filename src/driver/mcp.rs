@@ -8,28 +8,24 @@
 //! whole.
 
 use std::format;
-use std::io::{self, Read, Write};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::io::{self, Write};
+use std::process::{Child, Command, ExitStatus};
 use std::string::String;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::Duration;
 use std::vec::Vec;
 
-use super::process::{STDOUT_DRAIN, kill_group};
+use super::process::{
+    CHANNEL_CHUNKS, EXIT_POLL, STDOUT_DRAIN, kill_group, missing_pipe, spawn_piped, spawn_reader,
+    spawn_writer,
+};
 use crate::host;
 use crate::mcp::{
     Adapter, AdapterConfig, AdapterEvent, AdapterInput, AdapterOutput, Server, ServerConfig,
     ServerEvent, ServerInput, ServerOutput,
 };
 use crate::time::{Clock, Instant};
-
-/// The size of one read.
-const READ_CHUNK: usize = 8 * 1024;
-/// How many chunks may wait in the channel before the readers pause.
-const CHANNEL_CHUNKS: usize = 64;
-/// How often the loop looks at the child's exit while it waits.
-const EXIT_POLL: Duration = Duration::from_millis(50);
 
 /// How a bridge driver runs its child.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,28 +79,21 @@ struct Peer {
 
 impl Peer {
     fn spawn(mut command: Command, options: &BridgeOptions) -> io::Result<Peer> {
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        #[cfg(unix)]
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        let mut child = command.spawn()?;
-        let group = if cfg!(unix) { Some(child.id()) } else { None };
+        let (mut child, group) = spawn_piped(&mut command)?;
         let (to_loop, wakes) = mpsc::sync_channel(CHANNEL_CHUNKS);
         let started = (|| {
-            let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
-            let stderr = child.stderr.take().ok_or_else(|| missing("stderr"))?;
-            let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
-            read_on_thread(
+            let stdout = child.stdout.take().ok_or_else(|| missing_pipe("stdout"))?;
+            let stderr = child.stderr.take().ok_or_else(|| missing_pipe("stderr"))?;
+            let stdin = child.stdin.take().ok_or_else(|| missing_pipe("stdin"))?;
+            spawn_reader(
                 stdout,
                 to_loop.clone(),
                 Wake::ChildOut,
                 Some(Wake::ChildOutClosed),
             )?;
-            read_on_thread(stderr, to_loop.clone(), Wake::ChildErr, None)?;
-            read_on_thread(io::stdin(), to_loop, Wake::Stdin, Some(Wake::StdinClosed))?;
-            write_on_thread(stdin)
+            spawn_reader(stderr, to_loop.clone(), Wake::ChildErr, None)?;
+            spawn_reader(io::stdin(), to_loop, Wake::Stdin, Some(Wake::StdinClosed))?;
+            spawn_writer(stdin)
         })();
         match started {
             Ok(stdin) => Ok(Peer {
@@ -213,58 +202,6 @@ impl Drop for Peer {
             let _ = self.child.wait();
         }
     }
-}
-
-fn missing(name: &str) -> io::Error {
-    io::Error::other(format!("the child's {name} was not piped"))
-}
-
-fn read_on_thread(
-    mut pipe: impl Read + Send + 'static,
-    to_loop: SyncSender<Wake>,
-    wrap: fn(Vec<u8>) -> Wake,
-    end: Option<Wake>,
-) -> io::Result<()> {
-    thread::Builder::new()
-        .name(String::from("dhara-mcp-reader"))
-        .spawn(move || {
-            let mut buf = [0u8; READ_CHUNK];
-            loop {
-                match pipe.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        let chunk = buf.get(..n).unwrap_or_default().to_vec();
-                        if to_loop.send(wrap(chunk)).is_err() {
-                            return;
-                        }
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
-            if let Some(end) = end {
-                let _ = to_loop.send(end);
-            }
-        })?;
-    Ok(())
-}
-
-fn write_on_thread(mut stdin: std::process::ChildStdin) -> io::Result<Sender<Vec<u8>>> {
-    let (tx, rx) = mpsc::channel::<Vec<u8>>();
-    thread::Builder::new()
-        .name(String::from("dhara-mcp-writer"))
-        .spawn(move || {
-            for bytes in rx {
-                if stdin
-                    .write_all(&bytes)
-                    .and_then(|()| stdin.flush())
-                    .is_err()
-                {
-                    return;
-                }
-            }
-        })?;
-    Ok(tx)
 }
 
 fn trace(direction: &str, bytes: &[u8]) {

@@ -207,15 +207,8 @@ impl ExtensionProcess {
     /// Starts `command` with piped stdin, stdout and stderr, in its own process group
     /// on Unix, and the reader and writer threads.
     pub fn spawn(mut command: Command, options: Options) -> io::Result<ExtensionProcess> {
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        #[cfg(unix)]
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        let mut child = command.spawn()?;
+        let (mut child, process_group) = spawn_piped(&mut command)?;
         let clock = Clock::new();
-        let process_group = if cfg!(unix) { Some(child.id()) } else { None };
         let (to_loop, from_child) = mpsc::sync_channel(CHANNEL_CHUNKS);
         let stdin = match start_threads(&mut child, &to_loop) {
             Ok(stdin) => stdin,
@@ -729,6 +722,20 @@ pub fn kill_process_group(pgid: u32) -> bool {
         || run_quietly(Command::new("sh").args(["-c", r#"kill -s KILL -- "$0""#, &target]))
 }
 
+/// Starts `command` with piped stdin, stdout and stderr, as the leader of a process
+/// group of its own on Unix; the child and that group (its pid), where there is one.
+pub(crate) fn spawn_piped(command: &mut Command) -> io::Result<(Child, Option<u32>)> {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(command, 0);
+    let child = command.spawn()?;
+    let group = if cfg!(unix) { Some(child.id()) } else { None };
+    Ok((child, group))
+}
+
 /// Runs a command with no input or output; `true` when it ran and succeeded.
 fn run_quietly(command: &mut Command) -> bool {
     command
@@ -755,17 +762,17 @@ pub(crate) fn start_threads(
     spawn_writer(stdin)
 }
 
-fn missing_pipe(name: &str) -> io::Error {
+pub(crate) fn missing_pipe(name: &str) -> io::Error {
     io::Error::other(format!("the child's {name} was not piped"))
 }
 
 /// Reads `pipe` to its end on a thread, sending each chunk as `wrap(chunk)` and then
 /// `end`, if any.
-fn spawn_reader(
+pub(crate) fn spawn_reader<T: Send + 'static>(
     mut pipe: impl Read + Send + 'static,
-    to_loop: SyncSender<FromChild>,
-    wrap: fn(Vec<u8>) -> FromChild,
-    end: Option<FromChild>,
+    to_loop: SyncSender<T>,
+    wrap: fn(Vec<u8>) -> T,
+    end: Option<T>,
 ) -> io::Result<()> {
     thread::Builder::new()
         .name(String::from("dhara-reader"))
@@ -793,7 +800,7 @@ fn spawn_reader(
 
 /// Writes what the loop sends to the child's stdin on a thread, flushing after each
 /// message; dropping the sender closes stdin.
-fn spawn_writer(mut stdin: ChildStdin) -> io::Result<Sender<Vec<u8>>> {
+pub(crate) fn spawn_writer(mut stdin: ChildStdin) -> io::Result<Sender<Vec<u8>>> {
     let (tx, rx) = mpsc::channel::<Vec<u8>>();
     thread::Builder::new()
         .name(String::from("dhara-writer"))
