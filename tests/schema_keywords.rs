@@ -92,7 +92,7 @@ fn unknown_keywords_are_ignored() {
         "title": "t",
         "pattern": "^a$",
         "format": "uri",
-        "allOf": [false],
+        "propertyNames": false,
         "x-custom": { "type": "string" },
         "type": "string"
     });
@@ -731,7 +731,7 @@ fn unchecked_keywords_are_listed_once_and_annotations_never() {
             "additionalProperties":{"not":{}},"default":{}}"#,
     )
     .unwrap();
-    assert_eq!(unchecked_keywords(&schema), ["pattern", "anyOf", "not"]);
+    assert_eq!(unchecked_keywords(&schema), ["pattern"]);
     let plain =
         json::parse(br#"{"type":"object","properties":{"x":{"enum":[1]}},"required":["x"]}"#)
             .unwrap();
@@ -741,7 +741,7 @@ fn unchecked_keywords_are_listed_once_and_annotations_never() {
     for _ in 0..200 {
         deep.extend_from_slice(br#"{"items":"#);
     }
-    deep.extend_from_slice(br#"{"not":{}}"#);
+    deep.extend_from_slice(br#"{"propertyNames":{}}"#);
     deep.extend(core::iter::repeat_n(b'}', 200));
     let options = dhara_protocol::json::ParseOptions {
         max_depth: 210,
@@ -753,8 +753,85 @@ fn unchecked_keywords_are_listed_once_and_annotations_never() {
     for _ in 0..10 {
         deep_not.extend_from_slice(br#"{"items":"#);
     }
-    deep_not.extend_from_slice(br#"{"not":{}}"#);
+    deep_not.extend_from_slice(br#"{"propertyNames":{}}"#);
     deep_not.extend(core::iter::repeat_n(b'}', 10));
     let deep_not = json::parse(&deep_not).unwrap();
-    assert_eq!(unchecked_keywords(&deep_not), ["not"]);
+    assert_eq!(unchecked_keywords(&deep_not), ["propertyNames"]);
+}
+
+#[test]
+fn unchecked_keywords_look_into_every_subschema_the_validator_checks() {
+    use dhara_protocol::schema::unchecked_keywords;
+    let schema = json!({
+        "allOf": [{ "a1": 1 }],
+        "anyOf": [{ "a2": 1 }],
+        "oneOf": [{ "a3": 1 }],
+        "not": { "a4": 1 },
+        "if": { "a5": 1 },
+        "then": { "a6": 1 },
+        "else": { "a7": 1 },
+        "contains": { "a8": 1 },
+        "dependentSchemas": { "x": { "a9": 1 } },
+        "dependencies": { "y": { "a10": 1 }, "z": ["y"] },
+        "$defs": { "d": { "a11": 1 } },
+        "definitions": { "e": { "a12": 1 } },
+        "prefixItems": [{ "a13": 1 }],
+        "items": { "a14": 1 },
+        "additionalProperties": { "a15": 1 },
+        "dependentRequired": { "x": ["y"] },
+        "minProperties": 1, "maxProperties": 2, "uniqueItems": true, "multipleOf": 2,
+        "minContains": 1, "maxContains": 2, "const": 1
+    });
+    let expected: Vec<String> = (1..=15).map(|i| format!("a{i}")).collect();
+    assert_eq!(unchecked_keywords(&schema), expected);
+}
+
+#[test]
+fn unchecked_keywords_report_references_that_are_not_followed() {
+    use dhara_protocol::schema::unchecked_keywords;
+    // Local pointers are followed, with escapes; the target's keywords are looked
+    // at even outside `$defs`, once, whatever the cycles.
+    let local = json!({
+        "$defs": { "a/b": { "type": "string" }, "c%d": { "$ref": "#" } },
+        "properties": {
+            "x": { "$ref": "#/$defs/a~1b" },
+            "y": { "$ref": "#/$defs/c%25d" },
+            "z": { "$ref": "#/x-elsewhere/s" }
+        },
+        "x-elsewhere": { "s": { "pattern": "a" } }
+    });
+    assert_eq!(unchecked_keywords(&local), ["x-elsewhere", "pattern"]);
+    let cycle = json!({ "$defs": { "a": { "$ref": "#/$defs/b" }, "b": { "$ref": "#/$defs/a" } }, "$ref": "#/$defs/a" });
+    assert!(unchecked_keywords(&cycle).is_empty());
+    for reference in [
+        "https://example.com/s.json",
+        "#anchor",
+        "#/$defs/missing",
+        "#/$defs/number/minimum",
+        "other.json#/$defs/number",
+    ] {
+        let schema = json!({ "$defs": { "number": { "minimum": 1 } }, "$ref": (reference) });
+        assert_eq!(unchecked_keywords(&schema), ["$ref"], "{reference}");
+    }
+    // The root's own `$id` names the document itself.
+    let own = json!({ "$id": "https://example.com/s.json", "$defs": { "n": {} }, "$ref": "https://example.com/s.json#/$defs/n" });
+    assert!(unchecked_keywords(&own).is_empty());
+    // An embedded resource moves the base of its references: none is followed.
+    let embedded =
+        json!({ "$defs": { "n": { "$id": "n.json", "type": "number" } }, "$ref": "#/$defs/n" });
+    assert_eq!(unchecked_keywords(&embedded), ["$ref"]);
+    // `$schema` is an annotation for the drafts the validator knows, only.
+    for (uri, unchecked) in [
+        ("https://json-schema.org/draft/2020-12/schema", false),
+        ("http://json-schema.org/draft-07/schema#", false),
+        ("http://json-schema.org/draft-04/schema#", false),
+        ("https://example.com/my-dialect", true),
+    ] {
+        let schema = json!({ "$schema": (uri), "type": "object" });
+        assert_eq!(
+            unchecked_keywords(&schema).len(),
+            usize::from(unchecked),
+            "{uri}"
+        );
+    }
 }
