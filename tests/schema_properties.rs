@@ -67,12 +67,56 @@ fn schema() -> impl Strategy<Value = Value> {
             inner.clone().prop_map(|s| ("additionalProperties", s)),
             (prop::sample::select(BOUND_KEYWORDS), value()),
             any::<bool>().prop_map(|b| ("exclusiveMinimum", Value::Bool(b))),
+            prop::collection::vec(inner.clone(), 0..3).prop_map(|s| ("allOf", Value::Array(s))),
+            prop::collection::vec(inner.clone(), 0..3).prop_map(|s| ("anyOf", Value::Array(s))),
+            prop::collection::vec(inner.clone(), 0..3).prop_map(|s| ("oneOf", Value::Array(s))),
+            (prop::sample::select(IN_PLACE_KEYWORDS), inner.clone()),
+            prop::collection::vec((name(), inner.clone()), 0..3)
+                .prop_map(|m| ("$defs", Value::Object(Object::from_iter(m)))),
+            prop::sample::select(REFERENCES).prop_map(|r| ("$ref", Value::from(r))),
+            any::<bool>().prop_map(|b| ("uniqueItems", Value::Bool(b))),
+            value().prop_map(|v| ("multipleOf", v)),
+            prop::collection::vec(
+                (
+                    name(),
+                    prop::collection::vec(name().prop_map(Value::from), 0..3)
+                ),
+                0..3
+            )
+            .prop_map(|m| (
+                "dependentRequired",
+                Value::Object(Object::from_iter(
+                    m.into_iter().map(|(k, v)| (k, Value::Array(v)))
+                ))
+            )),
         ];
         prop::collection::vec(keyword, 0..5).prop_map(|k| Value::Object(Object::from_iter(k)))
     })
 }
 
+/// Keywords whose value is one schema, applied to the value itself or its children.
+const IN_PLACE_KEYWORDS: &[&str] = &["not", "if", "then", "else", "contains", "dependentSchemas"];
+
+/// References to the places `schema()` makes, to nowhere, and to elsewhere; cycles
+/// among them are common.
+const REFERENCES: &[&str] = &[
+    "#",
+    "#/$defs/a",
+    "#/$defs/b",
+    "#/properties/a",
+    "#/items",
+    "#/allOf/0",
+    "#/anyOf/1",
+    "#/nowhere",
+    "#a",
+    "https://example.com/s.json",
+];
+
 const BOUND_KEYWORDS: &[&str] = &[
+    "minProperties",
+    "maxProperties",
+    "minContains",
+    "maxContains",
     "minimum",
     "maximum",
     "exclusiveMinimum",
@@ -140,6 +184,46 @@ proptest! {
         prop_assert_eq!(validate(&schema, &v), Ok(()));
         prop_assert_eq!(validate(&Value::Bool(true), &v), Ok(()));
         prop_assert!(validate(&Value::Bool(false), &v).is_err());
+    }
+
+    /// `multipleOf` is exact: `a × 10^-ka` is a multiple of `b × 10^-kb` exactly
+    /// when the integers `a × 10^(K-ka)` and `b × 10^(K-kb)` divide, whatever the
+    /// spelling of either; a divisor that is not positive is ignored.
+    #[test]
+    fn multiple_of_is_exact(a in any::<i32>(), ka in 0u32..6, b in -50i32..5000, kb in 0u32..6, e in 0u32..40) {
+        let scaled = |m: i32, k: u32| i128::from(m) * 10i128.pow(6 - k);
+        let (x, y) = (scaled(a, ka), scaled(b, kb));
+        let schema = Value::Object(Object::from_iter([("multipleOf", num(&format!("{b}e-{kb}")))]));
+        for instance in [num(&plain_decimal(a.into(), ka)), num(&format!("{a}0e-{}", ka + 1))] {
+            let expected = y <= 0 || x % y == 0;
+            prop_assert_eq!(validate(&schema, &instance).is_ok(), expected, "{} {}", schema, instance);
+        }
+        // A huge multiple of a divisor is one, and a huge shift does not make it one.
+        if b > 0 && b % 10 != 0 {
+            let big = num(&format!("{b}e{e}00"));
+            prop_assert!(validate(&schema, &big).is_ok());
+            let off = num(&format!("{}e-{}", i64::from(b) * 10 + 1, kb + 1));
+            let divisible = (i64::from(b) * 10 + 1) % (i64::from(b) * 10) == 0;
+            prop_assert_eq!(validate(&schema, &off).is_ok(), divisible);
+        }
+    }
+
+    /// `uniqueItems` agrees with comparing every pair by `const`.
+    #[test]
+    fn unique_items_agrees_with_pairwise_equality(items in prop::collection::vec(value(), 0..6)) {
+        let equal = |a: &Value, b: &Value| {
+            validate(&Value::Object(Object::from_iter([("const", a.clone())])), b).is_ok()
+        };
+        let repeat = (1..items.len()).find_map(|j| (0..j).find(|&i| equal(&items[i], &items[j])).map(|i| (i, j)));
+        let schema = Value::Object(Object::from_iter([("uniqueItems", Value::Bool(true))]));
+        let answer = validate(&schema, &Value::Array(items.clone()));
+        match repeat {
+            None => prop_assert_eq!(answer, Ok(())),
+            Some((i, j)) => {
+                let message = format!("Expected unique items, found item {j} equal to item {i}");
+                prop_assert_eq!(answer.map_err(|e| e.message().to_string()), Err(message));
+            }
+        }
     }
 
     /// `m × 10^-k` compares like the integers `m × 10^(K-k)` do, whether it is written
