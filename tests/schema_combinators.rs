@@ -550,3 +550,65 @@ fn a_long_chain_of_references_does_not_use_the_native_stack() {
         Err("Expected string, found number".to_string())
     );
 }
+
+#[test]
+fn patterns() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "id": { "type": "string", "pattern": "^[a-z][a-z0-9_-]{2,15}$" },
+            "date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$" },
+            "free": { "type": "string", "pattern": "^(?!x)" }
+        },
+        "patternProperties": { "^x-": { "type": "string" }, "_n$": { "type": "integer" } },
+        "additionalProperties": false
+    });
+    // `(?!` is outside the subset: reported, and not a reason to reject.
+    assert_eq!(unchecked_keywords(&schema), ["pattern"]);
+    accepts(
+        &schema,
+        &json!({ "id": "user_1", "date": "2024-01-31", "free": "xyz", "x-a": "s", "count_n": 3 }),
+    );
+    rejects_with(
+        &schema,
+        &json!({ "id": "1user" }),
+        "$.id",
+        "Expected a string matching the pattern \"^[a-z][a-z0-9_-]{2,15}$\", found \"1user\" at $.id",
+    );
+    rejects_with(
+        &schema,
+        &json!({ "date": "2024-1-31" }),
+        "$.date",
+        "Expected a string matching the pattern \"^\\\\d{4}-\\\\d{2}-\\\\d{2}$\", found \"2024-1-31\" at $.date",
+    );
+    // A member each pattern it matches applies to, in the schema's order.
+    rejects_with(
+        &schema,
+        &json!({ "x-b_n": "4" }),
+        "$[\"x-b_n\"]",
+        "Expected integer, found string at $[\"x-b_n\"]",
+    );
+    rejects_with(
+        &schema,
+        &json!({ "x-a": 1 }),
+        "$[\"x-a\"]",
+        "Expected string, found number at $[\"x-a\"]",
+    );
+    rejects_with(
+        &schema,
+        &json!({ "other": 1 }),
+        "$",
+        "Unexpected parameter 'other'",
+    );
+    // With a pattern outside the subset, no member is known to be additional.
+    let unknown = json!({ "patternProperties": { "\\p{L}": { "type": "string" } }, "additionalProperties": false });
+    assert_eq!(unchecked_keywords(&unknown), ["patternProperties"]);
+    accepts(&unknown, &json!({ "a": 1, "1": 2 }));
+    // Long patterns and values are cut in messages.
+    let long = format!("^{}$", "a".repeat(60));
+    let e = rejects(
+        &json!({ "pattern": (long.as_str()) }),
+        &json!("b".repeat(60)),
+    );
+    assert_eq!(e.message().chars().filter(|&c| c == '…').count(), 2, "{e}");
+}

@@ -112,6 +112,20 @@ const REFERENCES: &[&str] = &[
     "https://example.com/s.json",
 ];
 
+/// Regular expressions that mean the same to proptest and to ECMA-262, none of
+/// which allows `#`.
+const PATTERNS: &[&str] = &[
+    "[a-z]{1,5}",
+    "(ab|cd)*e?",
+    "[0-9]{2,4}-[A-F0-9]+",
+    "x(y|z){0,3}w+",
+    "[^a-c#]{0,3}q",
+    "(?:[a-z]+_)*[a-z]+",
+    "\\(a|b\\)c|d{3}",
+    "[\\u00e0-\\u00ff]{2}",
+    "(a|ab)(c|bcd)(d*)",
+];
+
 const BOUND_KEYWORDS: &[&str] = &[
     "minProperties",
     "maxProperties",
@@ -206,6 +220,23 @@ proptest! {
             let divisible = (i64::from(b) * 10 + 1) % (i64::from(b) * 10) == 0;
             prop_assert_eq!(validate(&schema, &off).is_ok(), divisible);
         }
+    }
+
+    /// Every string a regular expression describes matches it as a `pattern`
+    /// (the strings drawn by proptest's own regex reader, from patterns on which
+    /// it and ECMA-262 agree), and the same text with a character that no pattern
+    /// here allows does not.
+    #[test]
+    fn patterns_match_the_strings_they_describe(
+        (pattern, text) in prop::sample::select(PATTERNS).prop_flat_map(|p| (Just(p), p)),
+        at in any::<prop::sample::Index>(),
+    ) {
+        let schema = Value::Object(Object::from_iter([("pattern", Value::from(format!("^(?:{pattern})$")))]));
+        prop_assert_eq!(validate(&schema, &Value::from(text.as_str())), Ok(()));
+        let mut spoiled: Vec<char> = text.chars().collect();
+        spoiled.insert(at.index(spoiled.len() + 1), '#');
+        let spoiled: String = spoiled.into_iter().collect();
+        prop_assert!(validate(&schema, &Value::from(spoiled.as_str())).is_err(), "{} {}", pattern, spoiled);
     }
 
     /// `uniqueItems` agrees with comparing every pair by `const`.

@@ -226,7 +226,7 @@ fn groups_are_skipped_only_for_unchecked_keywords() {
         run_group(&group(r#"{"maxLength":3}"#), "draft2020-12"),
         Outcome::Failed(_)
     ));
-    match run_group(&group(r#"{"pattern":"^a$"}"#), "draft7") {
+    match run_group(&group(r#"{"pattern":"^(?=a)"}"#), "draft7") {
         Outcome::Skipped(keywords) => assert_eq!(keywords, ["pattern"]),
         _ => panic!("a schema with `pattern` is skipped"),
     }

@@ -48,6 +48,7 @@ pub(super) struct Keywords<'a> {
     pub(super) contains: Option<&'a Value>,
     pub(super) min_contains: Option<&'a Value>,
     pub(super) max_contains: Option<&'a Value>,
+    pub(super) pattern: Option<&'a Value>,
 }
 
 impl<'a> Keywords<'a> {
@@ -92,6 +93,7 @@ impl<'a> Keywords<'a> {
                 b"contains" => &mut k.contains,
                 b"minContains" => &mut k.min_contains,
                 b"maxContains" => &mut k.max_contains,
+                b"pattern" => &mut k.pattern,
                 _ => continue,
             };
             *slot = Some(value);
@@ -164,9 +166,14 @@ impl<'a> Keywords<'a> {
             self.unique_items,
             self.multiple_of,
             self.contains,
+            self.pattern,
         ]
         .iter()
         .all(Option::is_none)
+            && self
+                .pattern_properties
+                .and_then(Value::as_object)
+                .is_none_or(Object::is_empty)
     }
 
     /// The schemas of an array's elements: by position, then for the rest.
@@ -329,7 +336,7 @@ impl fmt::Display for JsonType {
 }
 
 /// The schemas a keyword of a checked schema holds, for walks over a whole schema:
-/// the values of `properties`, `$defs`, `definitions`, `dependentSchemas` and the
+/// the values of `properties`, `patternProperties`, `$defs`, `definitions`, `dependentSchemas` and the
 /// schema entries of `dependencies`; the entries of `items`, `prefixItems`,
 /// `allOf`, `anyOf` and `oneOf` arrays; and the value of `items`,
 /// `additionalItems`, `additionalProperties`, `not`, `if`, `then`, `else` and
@@ -338,7 +345,8 @@ pub(super) fn subschemas<'a>(name: &str, value: &'a Value) -> impl Iterator<Item
     let (members, elements, single): (Option<&'a Object>, &'a [Value], Option<&'a Value>) =
         match (name, value) {
             (
-                "properties" | "$defs" | "definitions" | "dependentSchemas" | "dependencies",
+                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
+                | "dependencies",
                 Value::Object(members),
             ) => (Some(members), &[], None),
             ("items" | "prefixItems" | "allOf" | "anyOf" | "oneOf", Value::Array(schemas)) => {

@@ -81,6 +81,7 @@ mod equality;
 mod keywords;
 mod messages;
 mod numbers;
+mod pattern;
 mod prepared;
 mod refs;
 mod unchecked;

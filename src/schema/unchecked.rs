@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 
 use super::MAX_DEPTH;
 use super::keywords::subschemas;
+use super::pattern::Regex;
 use super::refs::{Dialect, has_embedded_resource, resolve};
 use crate::json::Value;
 
@@ -21,6 +22,7 @@ const CHECKED: &[&str] = &[
     "multipleOf",
     "minLength",
     "maxLength",
+    "pattern",
     "minItems",
     "maxItems",
     "uniqueItems",
@@ -31,6 +33,7 @@ const CHECKED: &[&str] = &[
     "minContains",
     "maxContains",
     "properties",
+    "patternProperties",
     "required",
     "additionalProperties",
     "minProperties",
@@ -77,8 +80,10 @@ const ANNOTATIONS: &[&str] = &[
 /// whose schema uses them is still callable; its input is just checked less than
 /// its author meant.
 ///
-/// Besides keywords the validator does not know (`pattern`, `propertyNames`,
-/// `unevaluatedProperties`, …), these are `$ref` when a reference is not followed
+/// Besides keywords the validator does not know (`propertyNames`,
+/// `unevaluatedProperties`, …), these are `pattern` and `patternProperties` with
+/// a regular expression outside the subset the validator matches (see the
+/// [module docs](super)), `$ref` when a reference is not followed
 /// (a remote URI, an anchor, a pointer to nothing, or any reference in a document
 /// with embedded resources) and `$schema` when it names a dialect other than
 /// drafts 4, 6, 7, 2019-09 and 2020-12.
@@ -87,7 +92,7 @@ const ANNOTATIONS: &[&str] = &[
 /// use dhara_protocol::json;
 /// use dhara_protocol::schema::unchecked_keywords;
 ///
-/// let schema = json::parse(br#"{"type":"object","properties":{"url":{"type":"string","pattern":"^https://"}},"not":{"required":["x"]}}"#).unwrap();
+/// let schema = json::parse(br#"{"type":"object","properties":{"url":{"type":"string","pattern":"^(?=https)"}},"not":{"required":["x"]}}"#).unwrap();
 /// assert_eq!(unchecked_keywords(&schema), ["pattern"]);
 /// let remote = json::parse(br#"{"$ref":"https://example.com/schema.json"}"#).unwrap();
 /// assert_eq!(unchecked_keywords(&remote), ["$ref"]);
@@ -125,6 +130,10 @@ pub fn unchecked_keywords(schema: &Value) -> Vec<String> {
                     target.is_some()
                 }
                 ("$schema", uri) => dialect_known(uri),
+                ("pattern", Value::String(pattern)) => Regex::new(pattern).is_some(),
+                ("patternProperties", Value::Object(patterns)) => patterns
+                    .iter()
+                    .all(|(pattern, _)| Regex::new(pattern).is_some()),
                 _ => CHECKED.contains(&name) || ANNOTATIONS.contains(&name),
             };
             if !checked && !found.iter().any(|f| f == name) {

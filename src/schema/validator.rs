@@ -14,8 +14,9 @@ use core::fmt::{self, Write};
 
 use super::equality::{first_repeat, json_equal};
 use super::keywords::{JsonType, Keywords, characters, count, is_identifier};
-use super::messages::{Listed, Preview, PreviewNumber, Quoted, Truncated};
+use super::messages::{Listed, PREVIEW_CHARS, Preview, PreviewNumber, Quoted, Truncated};
 use super::numbers::{compare_numbers, is_multiple_of};
+use super::pattern::Regex;
 use super::refs::{Dialect, has_embedded_resource, resolve};
 use super::{MAX_DEPTH, MAX_SCHEMAS, SchemaError};
 use crate::json::{Number, Object, Str, Value};
@@ -298,7 +299,14 @@ enum Frame<'a> {
     },
     Members {
         members: core::slice::Iter<'a, (Str, Value)>,
+        /// The member whose schemas are being applied, and how far: 0 for its
+        /// property, `1 + i` for `patterns[i]`, and whether any applied yet.
+        current: Option<(&'a Str, &'a Value, usize, bool)>,
         properties: Option<&'a Object>,
+        /// The `patternProperties` compiled, in the order the schema gives them.
+        patterns: Vec<(Regex, &'a Value)>,
+        /// The schema of the members no property or pattern applies to; `None`
+        /// too when a pattern is outside the subset, since then no one knows.
         additional: Option<&'a Value>,
     },
 }
@@ -325,16 +333,43 @@ impl<'a> Frame<'a> {
             }),
             Frame::Members {
                 members,
+                current,
                 properties,
+                patterns,
                 additional,
-            } => members.find_map(|(name, value)| {
-                match (properties.and_then(|p| p.get(name)), *additional) {
-                    (Some(schema), _) => Some(Child::Check(Step::Member(name), schema, value)),
-                    (None, Some(Value::Bool(false))) => Some(Child::Unexpected(name)),
-                    (None, Some(schema)) => Some(Child::Check(Step::Member(name), schema, value)),
-                    (None, None) => None,
+            } => loop {
+                let (name, value, stage, applied) = match current.take() {
+                    Some(member) => member,
+                    None => {
+                        let (name, value) = members.next()?;
+                        (name, value, 0, false)
+                    }
+                };
+                let check = |schema| Some(Child::Check(Step::Member(name), schema, value));
+                if stage == 0 {
+                    *current = Some((name, value, 1, applied));
+                    if let Some(schema) = properties.and_then(|p| p.get(name)) {
+                        *current = Some((name, value, 1, true));
+                        return check(schema);
+                    }
+                    continue;
                 }
-            }),
+                if let Some((regex, schema)) = patterns.get(stage - 1) {
+                    let matched = regex.is_match(name);
+                    *current = Some((name, value, stage + 1, applied || matched));
+                    if matched {
+                        return check(schema);
+                    }
+                    continue;
+                }
+                // Neither a property nor a pattern: `additionalProperties`.
+                match *additional {
+                    _ if applied => {}
+                    Some(Value::Bool(false)) => return Some(Child::Unexpected(name)),
+                    Some(schema) => return check(schema),
+                    None => {}
+                }
+            },
         }
     }
 }
@@ -628,12 +663,23 @@ impl<'a> Validator<'a> {
                     rest,
                 })
             }
-            Value::Object(members) => {
-                let (properties, additional) = k.member_schemas();
-                let any = !members.is_empty() && (properties.is_some() || additional.is_some());
+            Value::Object(members) if !members.is_empty() => {
+                let properties = k.properties.and_then(Value::as_object);
+                let given = members_of(k.pattern_properties);
+                let patterns: Vec<(Regex, &'a Value)> = given
+                    .iter()
+                    .filter_map(|(pattern, schema)| Some((Regex::new(pattern)?, schema)))
+                    .collect();
+                let additional = match k.pattern_properties {
+                    Some(Value::Object(_)) if patterns.len() < given.len() => None,
+                    _ => k.additional_properties,
+                };
+                let any = properties.is_some() || additional.is_some() || !patterns.is_empty();
                 any.then(|| Frame::Members {
                     members: members.iter(),
+                    current: None,
                     properties,
+                    patterns,
                     additional,
                 })
             }
@@ -671,7 +717,10 @@ impl<'a> Validator<'a> {
                 self.check_bounds(k, n)?;
                 self.check_multiple(k, n)
             }
-            Value::String(s) => self.check_length(k, s),
+            Value::String(s) => {
+                self.check_length(k, s)?;
+                self.check_pattern(k, s)
+            }
             Value::Array(elements) => {
                 let limits = Keywords::limits(k.min_items, k.max_items);
                 self.check_count(limits, ("item", "items"), elements.len())?;
@@ -794,6 +843,21 @@ impl<'a> Validator<'a> {
             )));
         }
         Ok(())
+    }
+
+    fn check_pattern(&self, keywords: &Keywords<'_>, s: &Str) -> Result<(), SchemaError> {
+        let Some(Value::String(pattern)) = keywords.pattern else {
+            return Ok(());
+        };
+        match Regex::new(pattern) {
+            Some(regex) if !regex.is_match(s) => Err(self.fail(format_args!(
+                "Expected a string matching the pattern {}, found {}",
+                Quoted(pattern, PREVIEW_CHARS),
+                Quoted(s, PREVIEW_CHARS)
+            ))),
+            // Matching, or a pattern outside the subset: not checked.
+            _ => Ok(()),
+        }
     }
 
     fn check_multiple(&self, keywords: &Keywords<'_>, n: &Number) -> Result<(), SchemaError> {
