@@ -206,6 +206,24 @@ fn json_schema_test_suite() {
         docs.contains(&table),
         "docs/schema.md does not have the suite's table; it is now:\n{table}"
     );
+    // The module docs sum it up.
+    let sum =
+        |d: &BTreeMap<String, Counts>, f: fn(&Counts) -> usize| d.values().map(f).sum::<usize>();
+    let (new, old) = (&drafts[0], &drafts[1]);
+    let summary = format!(
+        "keywords checked here passes: {} groups of draft 2020-12 and {} of draft 7,\n//! none failing. The {} and {} others are skipped",
+        sum(new, |c| c.passed),
+        sum(old, |c| c.passed),
+        sum(new, |c| c.skipped),
+        sum(old, |c| c.skipped),
+    );
+    let module =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/schema/mod.rs"))
+            .expect("src/schema/mod.rs");
+    assert!(
+        module.contains(&summary),
+        "src/schema/mod.rs should say: {summary}"
+    );
 }
 
 /// A skip is a skip: a schema the validator checks whole is never skipped, and one

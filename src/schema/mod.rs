@@ -29,29 +29,85 @@
 //!
 //! | keyword | applies to | meaning |
 //! |---|---|---|
-//! | `type` | any | a type name or an array of them (a union); `integer` accepts any number with an integral value, such as `1.0` or `1e2` |
+//! | `type` | any | a type name or an array of them (a union, such as `["string", "null"]`); `integer` accepts any number with an integral value, such as `1.0` or `1e2` |
 //! | `enum`, `const` | any | equality: numbers by value (`1 == 1.0`), objects as unordered maps (last duplicate wins), arrays element by element |
-//! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` | numbers | compared exactly, by decimal value, whatever their size; a boolean `exclusiveMinimum`/`exclusiveMaximum` (draft 4) makes `minimum`/`maximum` exclusive |
+//! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf` | numbers | exact, by decimal value, whatever their size (`0.3` is a multiple of `0.1`); a boolean `exclusiveMinimum`/`exclusiveMaximum` (draft 4) makes `minimum`/`maximum` exclusive |
 //! | `minLength`, `maxLength` | strings | counted in Unicode scalar values |
+//! | `pattern` | strings | a regular expression of the subset below, found anywhere in the string |
 //! | `items`, `prefixItems`, `additionalItems`, `minItems`, `maxItems` | arrays | `items` as a schema applies to every element; `items` as an array (or `prefixItems`) applies by position, and `additionalItems` (or `items` beside `prefixItems`) to the rest |
-//! | `properties`, `required`, `additionalProperties` | objects | `additionalProperties` is a boolean or a schema for the members `properties` does not name; it is not applied when `patternProperties` is present, since patterns are not evaluated |
+//! | `uniqueItems` | arrays | no two elements equal, as `enum` compares them |
+//! | `contains`, `minContains`, `maxContains` | arrays | how many elements match (at least 1 unless `minContains` says) |
+//! | `properties`, `patternProperties`, `additionalProperties` | objects | a member is checked against its property's schema and every pattern's it matches; `additionalProperties` (a boolean or a schema) against the members that none names |
+//! | `required`, `minProperties`, `maxProperties` | objects | members present, and how many |
+//! | `dependentRequired`, `dependentSchemas`, `dependencies` | objects | names or a schema required when a member is present (`dependencies` is draft 7's form of both) |
+//! | `$ref` | any | the schema a local reference names, applied in place (see References) |
+//! | `allOf`, `anyOf`, `oneOf`, `not` | any | all, at least one, exactly one, none of the schemas |
+//! | `if`, `then`, `else` | any | `then` applies when `if` matches, `else` when it does not |
 //!
-//! A schema `true` or `{}` accepts everything and `false` rejects everything. Every
-//! other keyword (`$ref`, `pattern`, `format`, `allOf`, ...) is ignored, and so is a
-//! keyword whose value has the wrong shape (a `type` naming an unknown type, a
-//! `required` that is not an array, a schema that is neither an object nor a
-//! boolean): a tool with a sloppy schema stays callable.
+//! Counts (`minLength`, `maxItems`, …) may be written as integral decimals (`2.0`).
+//! A schema `true` or `{}` accepts everything and `false` rejects everything.
+//! Annotations (`$schema`, `$id`, `$defs`, `definitions`, `title`, `description`,
+//! `default`, `examples`, `format`, `deprecated`, `readOnly`, `writeOnly`,
+//! `$comment`, `$anchor`, the `content…` keywords) constrain nothing; `format` is
+//! one of them, as draft 2020-12 has it. Any other keyword (`propertyNames`,
+//! `unevaluatedProperties`, `$dynamicRef`, …) is not checked, and
+//! [`unchecked_keywords`] lists it: it is never a reason to reject a tool or its
+//! input. So is a keyword whose value has the wrong shape (a `type` naming an
+//! unknown type, a `required` that is not an array, an empty `anyOf`, a schema
+//! that is neither an object nor a boolean), which is ignored: a tool with a
+//! sloppy schema stays callable.
 //!
 //! Every member of an input object is checked, including earlier duplicates of a name
 //! that a lookup would shadow.
 //!
+//! ## References
+//!
+//! A `$ref` is followed when it is a JSON pointer into the same document: `#`,
+//! `#/$defs/name`, `#/definitions/name`, `#/properties/a/items`, with `~0` for `~`,
+//! `~1` for `/` and percent-escapes (`%25`), alone or after the root's own `$id`.
+//! Any other reference (another document, an anchor `#name`, a pointer to nothing
+//! or to a value that is not a schema) is not followed, nor is any in a document
+//! that embeds a resource with its own `$id` (its fragments would be relative to
+//! that resource): the `$ref` is then unchecked, and the keywords beside it still
+//! apply. As in draft 2020-12, a `$ref` applies beside its siblings, but for a
+//! schema whose `$schema` names draft 4, 6 or 7, where it stands for its whole
+//! schema and its siblings are ignored.
+//!
+//! ## Patterns
+//!
+//! `pattern` and `patternProperties` take ECMA-262 regular expressions of this
+//! subset: literals; `.` (any character but a line terminator); `^` and `$` (of
+//! the whole string); `\b` and `\B`; classes `[...]` and `[^...]` with ranges;
+//! `\d \D \w \W \s \S`; escapes `\t \n \v \f \r \0 \xHH \uHHHH \u{H…} \cX`
+//! and of punctuation; groups `(...)`, `(?:...)` and `(?<name>...)`; `|`; and the
+//! quantifiers `* + ? {n} {n,} {n,m}` (counts up to 1,000), greedy or lazy. As with
+//! the `u` flag, `\d`, `\w` and `\b` are ASCII and strings are matched by Unicode
+//! scalar values. A pattern is compiled to at most 2,048 instructions and run as a
+//! Pike VM (a Thompson NFA simulated on every state at once): no backtracking,
+//! time linear in the string, memory bounded by the pattern. A pattern outside the
+//! subset (backreferences, lookahead and lookbehind, `\p{…}`, a larger program)
+//! is not checked, and [`unchecked_keywords`] reports it; a `patternProperties`
+//! with such a pattern also leaves `additionalProperties` unapplied, since no one
+//! knows which members it names.
+//!
+//! ## Conformance
+//!
+//! Against the official JSON-Schema-Test-Suite (`tests/schema_suite.rs`, the table
+//! per keyword in `docs/schema.md`), every group of tests whose schema uses only
+//! keywords checked here passes: 242 groups of draft 2020-12 and 225 of draft 7,
+//! none failing. The 141 and 32 others are skipped, never counted as passes: they
+//! use `unevaluatedProperties`, `unevaluatedItems`, `propertyNames`,
+//! `$dynamicRef`, `\p{…}` patterns, remote references or embedded resources.
+//!
 //! # Errors
 //!
-//! Validation stops at the first error, found in a fixed order: at each value `type`,
-//! `enum`, `const`, then the bounds for its type, then for an array its elements in
-//! order, and for an object its `required` members in the order the schema lists them,
-//! then its members in input order. The same schema and input always give the same
-//! error.
+//! Validation stops at the first error, found in a fixed order. At each value: `type`,
+//! `enum`, `const`, then the assertions for its type (the bounds and `multipleOf`;
+//! the lengths and `pattern`; the item counts and `uniqueItems`; `required`, the
+//! dependent names and the member counts), then the schemas applied in place, in
+//! the order `$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`, `dependentSchemas`,
+//! then `contains`, then for an array its elements in order, and for an object its
+//! members in input order. The same schema and input always give the same error.
 //!
 //! [`SchemaError::path`] names the offending value: `$` for the input itself, then
 //! `.name` for a member whose name is an identifier (`[A-Za-z_][A-Za-z0-9_]*`),
@@ -63,19 +119,34 @@
 //! $.server`). Values quoted in messages are cut at 40 characters, and an `enum`
 //! lists at most 10 of its values, so a message stays short whatever the input.
 //!
-//! # Depth
+//! An `anyOf` or `oneOf` that no entry matches is explained by the one entry whose
+//! type the value has, with that entry's own error (`{"anyOf": [{"type": "integer",
+//! "minimum": 1}, {"type": "null"}]}` on `0` says `Expected a number >= 1, found
+//! 0`); by the types of all the entries when the value has none of them (`Expected
+//! integer or null, found string`); and otherwise as `Value does not match any of
+//! the allowed schemas (anyOf)`.
 //!
-//! The validator walks the input depth first with an explicit stack of the arrays and
-//! objects it is inside, not by recursion, so it uses the same native stack whatever
-//! the nesting. It descends only where the schema has a schema for the children, so
-//! its depth is bounded by the schema's own nesting, and it stops with an error at
-//! [`MAX_DEPTH`] levels. Equality for `enum` and `const` also uses a work list. No
-//! input or schema, however deep, can overflow the stack.
+//! # Depth and work
+//!
+//! The validator walks the input depth first with explicit stacks, not by
+//! recursion: one of the schemas being applied, each waiting for the answers it
+//! needs, and one of the path to the value. It uses the same native stack whatever
+//! the nesting. It descends only where the schema has a schema for the children, and
+//! it stops with an error at [`MAX_DEPTH`] levels of input, and at [`MAX_SCHEMAS`]
+//! schemas applied inside one another (as a `$ref` cycle that never reaches into
+//! the input does). Equality for `enum`, `const` and `uniqueItems` also uses a work
+//! list. No input or schema, however deep, can overflow the stack; pattern parsing
+//! recurses, at most 32 groups deep.
 //!
 //! Numbers are compared by their exact decimal text; exponents beyond ±10^30 are
-//! taken as ±10^30. The time taken is at most proportional to the size of the input
-//! times the size of the schema (and a logarithm, for objects compared by `enum` or
-//! `const`).
+//! taken as ±10^30. Without references, the time taken is at most proportional to
+//! the size of the input times the size of the schema (and a logarithm, for objects
+//! compared by `enum` or `const` and arrays checked by `uniqueItems`; and the size
+//! of a pattern, for strings matched by it). References are followed at most 1,024
+//! times plus 64 for each value of the input; a schema that needs more (references
+//! that each lead to several, for one) is an error, `Schema too costly to check`.
+//! The limits are errors that stop the whole validation, even inside `not` or
+//! `anyOf`, so that they never turn into a match.
 
 mod equality;
 mod keywords;

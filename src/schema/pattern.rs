@@ -3,17 +3,10 @@
 //! all its states at once), with no backtracking and memory bounded by the
 //! pattern.
 //!
-//! The subset (the module docs list it for users): literals; `.`; `^` and `$`
-//! (of the whole text); `\b`, `\B`; classes `[...]` and `[^...]` with ranges;
-//! `\d \D \w \W \s \S`; escapes `\t \n \v \f \r \0 \xHH \uHHHH \u{H…} \cX` and of
-//! punctuation; groups `(...)`, `(?:...)`, `(?<name>...)`; `|`; and the
-//! quantifiers `* + ? {n} {n,} {n,m}` (up to 1,000), greedy or lazy (the same
-//! for a yes-or-no match). As with the `u` flag, `\d`, `\w` and `\b` are ASCII,
-//! `.` is any character but a line terminator, and text is matched by Unicode
-//! scalar values. Outside the subset: backreferences, lookaround, `\p{…}`, and
-//! patterns of more than [`MAX_INSTRUCTIONS`] once repetitions are written out
-//! or more than [`MAX_GROUPS`] groups deep; [`Regex::new`] gives `None` for them,
-//! and the keyword is reported unchecked.
+//! The subset is listed in the [module docs](super), where users read it. A
+//! pattern outside it, or one larger than [`MAX_INSTRUCTIONS`] once repetitions
+//! are written out, or more than [`MAX_GROUPS`] groups deep, gives `None` from
+//! [`Regex::new`], and the keyword is reported unchecked.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;

@@ -25,6 +25,11 @@ use crate::json::{Number, Object, Reader, Str, Value};
 /// at once, and a member is matched to its property by the length of its name
 /// before its text is compared.
 ///
+/// The schemas read are those of the plain keywords (`type`, `enum`, `const`, the
+/// bounds and lengths, `items` and its kin, `properties`, `required`,
+/// `additionalProperties`); a schema that uses any other checked keyword anywhere
+/// (`$ref`, `anyOf`, `pattern`, …) is left whole to [`validate`].
+///
 /// ```
 /// use dhara_protocol::json::{Object, Value};
 /// use dhara_protocol::schema::{PreparedSchema, validate};
