@@ -612,3 +612,39 @@ fn patterns() {
     );
     assert_eq!(e.message().chars().filter(|&c| c == '…').count(), 2, "{e}");
 }
+
+#[test]
+fn property_names() {
+    let schema = json!({
+        "properties": { "tags": { "propertyNames": { "pattern": "^[a-z]+$", "maxLength": 4 } } },
+        "propertyNames": { "not": { "const": "secret" } }
+    });
+    assert!(unchecked_keywords(&schema).is_empty());
+    accepts(&schema, &json!({ "tags": { "ab": 1, "cd": 2 } }));
+    rejects_with(
+        &schema,
+        &json!({ "secret": 1 }),
+        "$",
+        "Invalid parameter name 'secret' (propertyNames): Value matches the schema in 'not', which it must not",
+    );
+    rejects_with(
+        &schema,
+        &json!({ "tags": { "ab": 1, "abcde": 2 } }),
+        "$.tags",
+        "Invalid property name 'abcde' (propertyNames): Expected at most 4 characters, found 5 at $.tags",
+    );
+    // A name reaches the document's references, and a limit there stops all.
+    let cycle = json!({ "$defs": { "a": { "$ref": "#/$defs/a" } }, "not": { "propertyNames": { "$ref": "#/$defs/a" } } });
+    let e = rejects(&cycle, &json!({ "n": 1 }));
+    assert_eq!(
+        e.message(),
+        format!("Schemas nested more than {MAX_SCHEMAS} levels deep in the name 'n'")
+    );
+    // Without names, nothing to check: `propertyNames` matches, so `not` fails.
+    rejects_with(
+        &cycle,
+        &json!({}),
+        "$",
+        "Value matches the schema in 'not', which it must not",
+    );
+}

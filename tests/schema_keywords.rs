@@ -742,7 +742,7 @@ fn unchecked_keywords_are_listed_once_and_annotations_never() {
     for _ in 0..200 {
         deep.extend_from_slice(br#"{"items":"#);
     }
-    deep.extend_from_slice(br#"{"propertyNames":{}}"#);
+    deep.extend_from_slice(br#"{"unevaluatedProperties":{}}"#);
     deep.extend(core::iter::repeat_n(b'}', 200));
     let options = dhara_protocol::json::ParseOptions {
         max_depth: 210,
@@ -754,10 +754,10 @@ fn unchecked_keywords_are_listed_once_and_annotations_never() {
     for _ in 0..10 {
         deep_not.extend_from_slice(br#"{"items":"#);
     }
-    deep_not.extend_from_slice(br#"{"propertyNames":{}}"#);
+    deep_not.extend_from_slice(br#"{"unevaluatedProperties":{}}"#);
     deep_not.extend(core::iter::repeat_n(b'}', 10));
     let deep_not = json::parse(&deep_not).unwrap();
-    assert_eq!(unchecked_keywords(&deep_not), ["propertyNames"]);
+    assert_eq!(unchecked_keywords(&deep_not), ["unevaluatedProperties"]);
 }
 
 #[test]

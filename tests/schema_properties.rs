@@ -95,7 +95,15 @@ fn schema() -> impl Strategy<Value = Value> {
 }
 
 /// Keywords whose value is one schema, applied to the value itself or its children.
-const IN_PLACE_KEYWORDS: &[&str] = &["not", "if", "then", "else", "contains", "dependentSchemas"];
+const IN_PLACE_KEYWORDS: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "dependentSchemas",
+    "propertyNames",
+];
 
 /// References to the places `schema()` makes, to nowhere, and to elsewhere; cycles
 /// among them are common.

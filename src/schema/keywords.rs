@@ -49,6 +49,7 @@ pub(super) struct Keywords<'a> {
     pub(super) min_contains: Option<&'a Value>,
     pub(super) max_contains: Option<&'a Value>,
     pub(super) pattern: Option<&'a Value>,
+    pub(super) property_names: Option<&'a Value>,
 }
 
 impl<'a> Keywords<'a> {
@@ -94,6 +95,7 @@ impl<'a> Keywords<'a> {
                 b"minContains" => &mut k.min_contains,
                 b"maxContains" => &mut k.max_contains,
                 b"pattern" => &mut k.pattern,
+                b"propertyNames" => &mut k.property_names,
                 _ => continue,
             };
             *slot = Some(value);
@@ -167,6 +169,7 @@ impl<'a> Keywords<'a> {
             self.multiple_of,
             self.contains,
             self.pattern,
+            self.property_names,
         ]
         .iter()
         .all(Option::is_none)
@@ -336,11 +339,11 @@ impl fmt::Display for JsonType {
 }
 
 /// The schemas a keyword of a checked schema holds, for walks over a whole schema:
-/// the values of `properties`, `patternProperties`, `$defs`, `definitions`, `dependentSchemas` and the
-/// schema entries of `dependencies`; the entries of `items`, `prefixItems`,
-/// `allOf`, `anyOf` and `oneOf` arrays; and the value of `items`,
-/// `additionalItems`, `additionalProperties`, `not`, `if`, `then`, `else` and
-/// `contains`. Nothing for other keywords.
+/// the values of `properties`, `patternProperties`, `$defs`, `definitions`,
+/// `dependentSchemas` and the schema entries of `dependencies`; the entries of
+/// `items`, `prefixItems`, `allOf`, `anyOf` and `oneOf` arrays; and the value of
+/// `items`, `additionalItems`, `additionalProperties`, `propertyNames`, `not`,
+/// `if`, `then`, `else` and `contains`. Nothing for other keywords.
 pub(super) fn subschemas<'a>(name: &str, value: &'a Value) -> impl Iterator<Item = &'a Value> {
     let (members, elements, single): (Option<&'a Object>, &'a [Value], Option<&'a Value>) =
         match (name, value) {
@@ -356,6 +359,7 @@ pub(super) fn subschemas<'a>(name: &str, value: &'a Value) -> impl Iterator<Item
                 "items"
                 | "additionalItems"
                 | "additionalProperties"
+                | "propertyNames"
                 | "not"
                 | "if"
                 | "then"

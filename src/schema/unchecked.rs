@@ -34,6 +34,7 @@ const CHECKED: &[&str] = &[
     "maxContains",
     "properties",
     "patternProperties",
+    "propertyNames",
     "required",
     "additionalProperties",
     "minProperties",
@@ -80,8 +81,8 @@ const ANNOTATIONS: &[&str] = &[
 /// whose schema uses them is still callable; its input is just checked less than
 /// its author meant.
 ///
-/// Besides keywords the validator does not know (`propertyNames`,
-/// `unevaluatedProperties`, …), these are `pattern` and `patternProperties` with
+/// Besides keywords the validator does not know (`unevaluatedProperties`,
+/// `unevaluatedItems`, `$dynamicRef`, …), these are `pattern` and `patternProperties` with
 /// a regular expression outside the subset the validator matches (see the
 /// [module docs](super)), `$ref` when a reference is not followed
 /// (a remote URI, an anchor, a pointer to nothing, or any reference in a document

@@ -29,10 +29,15 @@ const REFS_PER_VALUE: u64 = 64;
 
 /// Checks `instance` against `schema`, the whole of the [module docs](super).
 pub(super) fn validate(schema: &Value, instance: &Value) -> Result<(), SchemaError> {
+    run(schema, schema, instance).map_err(Failure::into_error)
+}
+
+/// Checks `instance` against `schema`, a schema of the document `root`.
+fn run(root: &Value, schema: &Value, instance: &Value) -> Result<(), Failure> {
     let mut v = Validator {
-        root: schema,
+        root,
         input: instance,
-        dialect: Dialect::of(schema),
+        dialect: Dialect::of(root),
         path: Stack::new(),
         references: References::Uncounted,
     };
@@ -42,7 +47,7 @@ pub(super) fn validate(schema: &Value, instance: &Value) -> Result<(), SchemaErr
             tasks.push(task);
             None
         }
-        Started::Settled(outcome) => return outcome.map_err(Failure::into_error),
+        Started::Settled(outcome) => return outcome,
     };
     // Depth first: the explicit form of the obvious recursion.
     while let Some(task) = tasks.last_mut() {
@@ -56,23 +61,23 @@ pub(super) fn validate(schema: &Value, instance: &Value) -> Result<(), SchemaErr
                 match v.start(schema, instance, depth) {
                     Started::Task(task) if tasks.len() < MAX_SCHEMAS => tasks.push(task),
                     Started::Task(_) => {
-                        return Err(v.fail(format_args!(
+                        return Err(Failure::Abort(v.fail(format_args!(
                             "Schemas nested more than {MAX_SCHEMAS} levels deep"
-                        )));
+                        ))));
                     }
                     Started::Settled(Ok(())) => returned = Some(Ok(())),
                     Started::Settled(Err(Failure::Invalid(e))) => returned = Some(Err(e)),
-                    Started::Settled(Err(Failure::Abort(e))) => return Err(e),
+                    Started::Settled(Err(abort)) => return Err(abort),
                 }
             }
             Action::Done(outcome) => {
                 tasks.pop();
                 returned = Some(outcome);
             }
-            Action::Abort(e) => return Err(e),
+            Action::Abort(e) => return Err(Failure::Abort(e)),
         }
     }
-    returned.unwrap_or(Ok(()))
+    returned.unwrap_or(Ok(())).map_err(Failure::Invalid)
 }
 
 /// Why a schema does not accept a value.
@@ -455,6 +460,11 @@ impl<'a> Validator<'a> {
                 Phase::Start => {
                     if let Err(e) = self.check_value(k, instance) {
                         return Action::Done(Err(e));
+                    }
+                    match self.check_names(k, instance) {
+                        Ok(()) => {}
+                        Err(Failure::Invalid(e)) => return Action::Done(Err(e)),
+                        Err(Failure::Abort(e)) => return Action::Abort(e),
                     }
                     task.phase = Phase::Reference;
                     match self.follow(k.reference) {
@@ -911,6 +921,43 @@ impl<'a> Validator<'a> {
                     Truncated(missing),
                     Truncated(name)
                 )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `propertyNames`: each member name, as a string, against its schema. A
+    /// validation of its own, in which no name is met again (a string has no
+    /// members), so it nests one level deep at most.
+    fn check_names(&self, keywords: &Keywords<'_>, instance: &Value) -> Result<(), Failure> {
+        let (Some(schema), Value::Object(members)) = (schema_in(keywords.property_names), instance)
+        else {
+            return Ok(());
+        };
+        for (name, _) in members.iter() {
+            match run(self.root, schema, &Value::String(name.clone())) {
+                Ok(()) => {}
+                Err(Failure::Invalid(e)) => {
+                    let kind = if self.path.is_empty() {
+                        "parameter"
+                    } else {
+                        "property"
+                    };
+                    return Err(Failure::Invalid(self.fail(format_args!(
+                        "Invalid {kind} name '{}' (propertyNames): {}",
+                        Truncated(name),
+                        e.message
+                    ))));
+                }
+                // A limit inside: where the name is, the input's path.
+                Err(Failure::Abort(e)) => {
+                    let e = self.fail(format_args!(
+                        "{} in the name '{}'",
+                        e.message,
+                        Truncated(name)
+                    ));
+                    return Err(Failure::Abort(e));
+                }
             }
         }
         Ok(())
