@@ -200,14 +200,11 @@ impl<'a> Keywords<'a> {
         })
     }
 
-    /// The schemas of an object's members: by name, and for the other names.
+    /// The schemas of an object's members: by name, and for the other names, when
+    /// no pattern names any (no `patternProperties`, as in a plain schema).
     pub(super) fn member_schemas(&self) -> (Option<&'a Object>, Option<&'a Value>) {
         let properties = self.properties.and_then(Value::as_object);
-        let additional = match self.pattern_properties {
-            Some(Value::Object(patterns)) if !patterns.is_empty() => None,
-            _ => self.additional_properties,
-        };
-        (properties, additional)
+        (properties, self.additional_properties)
     }
 }
 

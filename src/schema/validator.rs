@@ -491,18 +491,23 @@ impl<'a> Validator<'a> {
                 }
                 Phase::AnyOf(next, misses) => {
                     let schemas = schema_list(k.any_of);
-                    match returned.take() {
-                        Some(Ok(())) => *next = usize::MAX,
-                        Some(Err(e)) => misses.add(e, task.depth),
-                        None => {}
-                    }
-                    if let Some(schema) = schemas.get(*next) {
-                        *next += 1;
-                        return Action::Apply(schema, instance, None);
-                    }
-                    if *next == schemas.len() && !schemas.is_empty() {
-                        let misses = core::mem::take(misses);
-                        return Action::Done(Err(self.explain(misses, "anyOf", instance)));
+                    let matched = match returned.take() {
+                        Some(Ok(())) => true,
+                        Some(Err(e)) => {
+                            misses.add(e, task.depth);
+                            false
+                        }
+                        None => false,
+                    };
+                    if !matched {
+                        if let Some(schema) = schemas.get(*next) {
+                            *next += 1;
+                            return Action::Apply(schema, instance, None);
+                        }
+                        if !schemas.is_empty() {
+                            let misses = core::mem::take(misses);
+                            return Action::Done(Err(self.explain(misses, "anyOf", instance)));
+                        }
                     }
                     task.phase = Phase::OneOf {
                         next: 0,
