@@ -169,14 +169,14 @@ fn less_than(a: &[u8], b: &[u8]) -> bool {
 /// `a -= b`, for `a >= b`, leaving `a` without leading zeros.
 fn subtract(a: &mut Vec<u8>, b: &[u8]) {
     let mut borrow = 0;
-    let offset = a.len() - b.len();
-    for i in (0..a.len()).rev() {
-        let sub = if i >= offset { b[i - offset] } else { 0 } + borrow;
-        if a[i] >= sub {
-            a[i] -= sub;
+    let mut b_digits = b.iter().rev();
+    for digit in a.iter_mut().rev() {
+        let sub = b_digits.next().copied().unwrap_or(0) + borrow;
+        if *digit >= sub {
+            *digit -= sub;
             borrow = 0;
         } else {
-            a[i] += 10 - sub;
+            *digit += 10 - sub;
             borrow = 1;
         }
     }
