@@ -72,7 +72,7 @@ if FAULT == "loose-schema":
         {
             "name": "lookup",
             "description": "A schema without a type",
-            "inputSchema": {"properties": {"key": {"type": "string", "pattern": "^k"}}},
+            "inputSchema": {"properties": {"key": {"type": "string", "pattern": "^(?!_)"}}},
         }
     )
 

@@ -407,7 +407,7 @@ mod tests {
     fn declarations_warn_on_what_llm_apis_need() {
         let declared = read_initialize(&value(
             r#"{"name":"x","version":"1","tools":[
-                {"name":"read file","description":"d","inputSchema":{"type":"object","properties":{"p":{"type":"string","pattern":"^/"}}}},
+                {"name":"read file","description":"d","inputSchema":{"type":"object","properties":{"p":{"type":"string","pattern":"^(?!/)"}}}},
                 {"name":"plain","inputSchema":true}
             ]}"#,
         ));
