@@ -10,7 +10,9 @@ use dhara_protocol::json::{self, Value};
 
 const DHARA: &str = env!("CARGO_BIN_EXE_dhara");
 
-/// Runs `dhara ARGS` with `stdin` as its input.
+/// Runs `dhara ARGS` with `stdin` as its input. The input is written from a thread
+/// while the output is read: `dhara session` reads its input only as calls end, so
+/// writing it all first could leave both sides waiting on a full pipe.
 fn dhara_with_input(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(DHARA)
         .args(args)
@@ -20,9 +22,14 @@ fn dhara_with_input(args: &[&str], stdin: &str) -> Output {
         .spawn()
         .expect("the dhara binary starts");
     let mut input = child.stdin.take().expect("piped stdin");
-    input.write_all(stdin.as_bytes()).expect("stdin written");
-    drop(input);
-    child.wait_with_output().expect("dhara finishes")
+    let stdin = stdin.to_string();
+    let writer = std::thread::spawn(move || input.write_all(stdin.as_bytes()));
+    let output = child.wait_with_output().expect("dhara finishes");
+    writer
+        .join()
+        .expect("the writer thread")
+        .expect("stdin written");
+    output
 }
 
 fn dhara(args: &[&str]) -> Output {
@@ -658,24 +665,10 @@ fn session_lets_calls_past_the_limit_wait_and_ends_every_one() {
     // 20,000 calls, far past the 1,024 that may be in flight at once: each waits for
     // a slot (stdin is read no faster than calls end) and ends with its result.
     const CALLS: usize = 20_000;
-    let mut child = Command::new(DHARA)
-        .args(["session", "--", DHARA, "example-extension"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the dhara binary starts");
-    let mut input = child.stdin.take().expect("piped stdin");
-    // Written from a thread: dhara reads stdin only as slots free up, while its
-    // results fill the stdout pipe, which this thread reads.
-    let writer = std::thread::spawn(move || {
-        for n in 0..CALLS {
-            let line = format!("{{\"tool\": \"add\", \"input\": {{\"a\": {n}, \"b\": 1}}}}\n");
-            input.write_all(line.as_bytes()).expect("stdin written");
-        }
-    });
-    let out = child.wait_with_output().expect("dhara finishes");
-    writer.join().expect("the writer thread");
+    let input: String = (0..CALLS)
+        .map(|n| format!("{{\"tool\": \"add\", \"input\": {{\"a\": {n}, \"b\": 1}}}}\n"))
+        .collect();
+    let out = dhara_with_input(&["session", "--", DHARA, "example-extension"], &input);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let mut seen = vec![false; CALLS];
     for line in stdout(&out).lines() {
