@@ -1,5 +1,5 @@
 // The official TypeScript SDK's Client, over StdioClientTransport, against
-// `dhara mcp serve` (tests/mcp_interop.rs):
+// `dhara mcp serve` (tests/mcp/interop.rs):
 //
 //   node sdk-client.mjs example -- dhara mcp serve -- dhara example-extension
 //   node sdk-client.mjs chain -- dhara mcp serve -- dhara mcp adapt -- node sdk-server.mjs

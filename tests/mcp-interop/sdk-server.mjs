@@ -1,5 +1,5 @@
 // An MCP server written with the official TypeScript SDK's McpServer, for
-// `dhara mcp adapt -- node sdk-server.mjs` (tests/mcp_interop.rs).
+// `dhara mcp adapt -- node sdk-server.mjs` (tests/mcp/interop.rs).
 //
 // Its tools cover what the adapter maps: text, image, audio, a resource link, an
 // embedded resource, isError, a thrown error, progress for the caller's token, a log

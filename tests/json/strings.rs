@@ -7,7 +7,7 @@
 use dhara_protocol::json::{self, ErrorKind, ParseOptions, Reader};
 use proptest::prelude::*;
 
-mod json_support;
+use crate::json_support;
 use json_support::write_plain_string;
 
 const STRICT: ParseOptions = ParseOptions {

@@ -1,7 +1,7 @@
 //! The Extension endpoint, one behaviour per test: automatic answers, the author's
 //! answers, progress, the tool registry, batches, shutdown and end of input.
 
-mod extension_support;
+use crate::extension_support;
 
 use dhara_protocol::extension::{
     Config, Event, Extension, Input, Output, PeerError, RequestId, SHUTTING_DOWN, ServerInfo,

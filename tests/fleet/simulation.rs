@@ -29,7 +29,7 @@
 //! The seed is fixed so CI runs the same cases every time; set `PROPTEST_RNG_SEED` to
 //! explore others.
 
-mod fleet_support;
+use crate::fleet_support;
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
@@ -441,7 +441,7 @@ fn proptest_config() -> ProptestConfig {
     let mut config = ProptestConfig {
         cases: CASES,
         failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
-            "tests/fleet_simulation.proptest-regressions",
+            "tests/fleet/simulation.proptest-regressions",
         ))),
         ..ProptestConfig::default()
     };

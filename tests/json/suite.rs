@@ -1,7 +1,7 @@
 //! JSONTestSuite conformance (read at run time from `../shared/conformance/`) and
 //! unit tests of the JSON parser and writer.
 
-mod shared_data;
+use crate::shared_data;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -11,9 +11,9 @@
 //! such as `Invalid Request: a message must be a JSON object`), and an error may carry
 //! `data` (ours name the unknown method).
 
-mod shared_data;
+use crate::shared_data;
 
-mod extension_support;
+use crate::extension_support;
 
 use dhara_protocol::extension::{Config, Event, Extension, ServerInfo};
 use dhara_protocol::json::{self, Value};

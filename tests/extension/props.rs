@@ -2,7 +2,7 @@
 //! no panic, every request answered exactly once with its own id, notifications
 //! never, and the same output whatever the chunking.
 
-mod extension_support;
+use crate::extension_support;
 
 use std::collections::BTreeMap;
 

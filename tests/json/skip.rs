@@ -1,7 +1,7 @@
 //! `Reader::skip_value` and `Reader::read_raw` check a value exactly as reading it
 //! does: the same texts accepted, the same range, the same error (kind and offset).
 
-mod shared_data;
+use crate::shared_data;
 
 use std::fs;
 use std::ops::Range;

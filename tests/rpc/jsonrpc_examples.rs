@@ -10,7 +10,7 @@
 //! params must be an array or an object`), so the expected message must be a prefix
 //! of ours; codes, ids, results and everything else must be equal.
 
-mod shared_data;
+use crate::shared_data;
 
 use dhara_protocol::frame::{self, Frame, LineDecoder};
 use dhara_protocol::json::{self, Object, Value};

@@ -6,7 +6,7 @@
 //! thread has allocated, and the tests that feed huge or endless input assert the
 //! peak stays within a small multiple of the configured limit.
 
-mod extension_support;
+use crate::extension_support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -4,7 +4,7 @@
 //! order is decoded first and read after. Both ways give the same replies and the
 //! same events, for payloads that fit and payloads that do not.
 
-mod extension_support;
+use crate::extension_support;
 
 use dhara_protocol::host::{self, Config, Core, Output};
 use dhara_protocol::json::Value;

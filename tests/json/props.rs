@@ -3,7 +3,7 @@
 use dhara_protocol::json::{self, Error, Object, ParseOptions, Reader, Value, to_vec};
 use proptest::prelude::*;
 
-mod json_support;
+use crate::json_support;
 use json_support::any_value_of;
 
 /// Characters that exercise the string paths: controls, quotes, backslashes,

@@ -792,7 +792,7 @@ fn malformed_lines_are_reported_and_skipped() {
     s.feed(format!("{}\n", "#".repeat(5000)).as_bytes());
     s.feed(b"\xff\xfe binary\n");
     // Invalid replies naming no call in flight (one naming a call ends it at once:
-    // see tests/bad_input.rs).
+    // see tests/host/bad_input.rs).
     s.feed_line(r#"{"jsonrpc":"1.0","id":99,"result":{}}"#);
     s.feed_line(r#"{"jsonrpc":"2.0","id":99,"result":{},"error":{"code":1,"message":"m"}}"#);
     s.feed_line("42");

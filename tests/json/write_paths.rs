@@ -9,7 +9,7 @@
 use dhara_protocol::json::{self, Number, Object, Value};
 use proptest::prelude::*;
 
-mod json_support;
+use crate::json_support;
 use json_support::{any_value_of, write_plain_string};
 
 /// A value as compact JSON, recursively.

@@ -3,7 +3,7 @@
 //! the limits. Every one runs on the checking driver of `fleet_support`, so the
 //! fleet's invariants hold throughout each.
 
-mod fleet_support;
+use crate::fleet_support;
 
 use core::time::Duration;
 

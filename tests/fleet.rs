@@ -1,0 +1,12 @@
+//! The fleet: scenarios and a deterministic simulation on a checking driver over
+//! scripted extensions, and the std driver over real child processes.
+
+#[path = "support/fleet.rs"]
+mod fleet_support;
+
+#[path = "fleet/driver.rs"]
+mod driver;
+#[path = "fleet/scenarios.rs"]
+mod scenarios;
+#[path = "fleet/simulation.rs"]
+mod simulation;

@@ -1,0 +1,18 @@
+//! The `json` module: the parser and writer against JSONTestSuite, their
+//! properties, the string paths, skipping and the writer's fast paths.
+
+#[path = "support/json.rs"]
+mod json_support;
+#[path = "support/shared_data.rs"]
+mod shared_data;
+
+#[path = "json/props.rs"]
+mod props;
+#[path = "json/skip.rs"]
+mod skip;
+#[path = "json/strings.rs"]
+mod strings;
+#[path = "json/suite.rs"]
+mod suite;
+#[path = "json/write_paths.rs"]
+mod write_paths;
