@@ -55,7 +55,7 @@
 //! # Implementation-defined cases
 //!
 //! RFC 8259 leaves some inputs to the parser. These are the choices, one row per
-//! `i_` file of JSONTestSuite (`tests/json_suite.rs` reads this table and checks it
+//! `i_` file of JSONTestSuite (`tests/json/suite.rs` reads this table and checks it
 //! against the files). "Default" is [`ParseOptions::DEFAULT`]; "strict" sets
 //! [`strict_surrogates`](ParseOptions::strict_surrogates).
 //!

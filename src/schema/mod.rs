@@ -93,7 +93,7 @@
 //!
 //! ## Conformance
 //!
-//! Against the official JSON-Schema-Test-Suite (`tests/schema_suite.rs`, the table
+//! Against the official JSON-Schema-Test-Suite (`tests/schema/suite.rs`, the table
 //! per keyword in `docs/schema.md`), every group of tests whose schema uses only
 //! keywords checked here passes: 249 groups of draft 2020-12 and 231 of draft 7,
 //! none failing. The 134 and 26 others are skipped, never counted as passes: they
