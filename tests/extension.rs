@@ -4,6 +4,8 @@
 
 #[path = "support/extension.rs"]
 mod extension_support;
+#[path = "support/pair.rs"]
+mod pair;
 #[path = "support/shared_data.rs"]
 mod shared_data;
 

@@ -1,7 +1,7 @@
-//! A Core endpoint and an Extension endpoint back to back, in memory: the bytes each
-//! writes are fed to the other in random chunks. One whole session: initialize,
-//! calls answered out of order with progress, a tool error, invalid params,
-//! shutdown, and exit code 0.
+//! A Core endpoint and an Extension endpoint back to back, in memory, on the shared
+//! `Pair`: the bytes each writes are fed to the other in random chunks. One whole
+//! session: initialize, calls answered out of order with progress, a tool error,
+//! invalid params, shutdown, and exit code 0.
 
 use std::collections::BTreeMap;
 
@@ -10,8 +10,9 @@ use dhara_protocol::host::{self, CallError, CallId, Core, Reply, ShutdownReason}
 use dhara_protocol::json::{self, Value};
 use dhara_protocol::message::{InitializeParams, Progress, Tool, ToolResult};
 use dhara_protocol::rpc::ErrorCode;
-use dhara_protocol::time::Instant;
 use proptest::prelude::*;
+
+use crate::pair::{Pair, Pipe};
 
 fn schema(text: &str) -> Value {
     json::parse(text.as_bytes()).expect("test schema")
@@ -33,42 +34,6 @@ fn tools() -> Vec<Tool> {
         ),
         Tool::new("fail", "Always fails", schema(r#"{"type":"object"}"#)),
     ]
-}
-
-/// Bytes in flight from one endpoint to the other, delivered in chunks whose sizes
-/// come from the test's input.
-struct Pipe {
-    bytes: Vec<u8>,
-    sizes: Vec<usize>,
-    next: usize,
-    /// The writer closed it: the reader sees the end once `bytes` are read.
-    closed: bool,
-}
-
-impl Pipe {
-    fn new(sizes: Vec<usize>) -> Pipe {
-        Pipe {
-            bytes: Vec::new(),
-            sizes,
-            next: 0,
-            closed: false,
-        }
-    }
-
-    /// The next chunk to deliver (at least one byte), if any bytes are in flight.
-    fn take_chunk(&mut self) -> Option<Vec<u8>> {
-        if self.bytes.is_empty() {
-            return None;
-        }
-        let size = self
-            .sizes
-            .get(self.next % self.sizes.len().max(1))
-            .copied()
-            .unwrap_or(usize::MAX);
-        self.next += 1;
-        let n = size.clamp(1, self.bytes.len());
-        Some(self.bytes.drain(..n).collect())
-    }
 }
 
 /// The extension's author: answers `echo` and `fail` at once, and `slow` only when
@@ -118,71 +83,42 @@ impl Author {
     }
 }
 
-/// Both endpoints and the pipes between them.
+/// The pair, its tool author, and what the Core reported.
 struct Session {
-    core: Core,
-    ext: Extension,
-    to_ext: Pipe,
-    to_core: Pipe,
-    now: Instant,
+    pair: Pair,
     author: Author,
     ended: BTreeMap<CallId, Result<Reply, CallError>>,
     progress: Vec<(Option<CallId>, Progress)>,
     shutting_down: Option<ShutdownReason>,
-    ext_exit: Option<i32>,
     closed: Option<Option<i32>>,
 }
 
 impl Session {
     fn new(to_ext: Vec<usize>, to_core: Vec<usize>) -> Session {
         Session {
-            core: Core::new(host::Config::default().validate_input(false)),
-            ext: Extension::new(ServerInfo::new("e2e-tools", "2.0.0"), tools()),
-            to_ext: Pipe::new(to_ext),
-            to_core: Pipe::new(to_core),
-            now: Instant::ZERO,
+            pair: Pair::with_pipes(
+                Core::new(host::Config::default().validate_input(false)),
+                Extension::new(ServerInfo::new("e2e-tools", "2.0.0"), tools()),
+                Pipe::new(to_ext),
+                Pipe::new(to_core),
+            ),
             author: Author::default(),
             ended: BTreeMap::new(),
             progress: Vec::new(),
             shutting_down: None,
-            ext_exit: None,
             closed: None,
         }
     }
 
-    /// Runs both endpoints until neither has anything to do and no byte is in flight.
+    /// Runs both endpoints, the author answering as it is asked, until neither has
+    /// anything to do and no byte is in flight.
     fn settle(&mut self) {
-        for _ in 0..100_000 {
-            let mut busy = self.poll_core();
-            busy |= self.poll_extension();
-            if let Some(chunk) = self.to_ext.take_chunk() {
-                if self.ext_exit.is_none() {
-                    self.ext.handle_input(extension::Input::Stdin(&chunk));
-                }
-                busy = true;
-            } else if core::mem::take(&mut self.to_ext.closed) {
-                self.ext.handle_input(extension::Input::StdinClosed);
-                busy = true;
-            }
-            if let Some(chunk) = self.to_core.take_chunk() {
-                self.core
-                    .handle_input(self.now, host::Input::Stdout(&chunk));
-                busy = true;
-            }
-            if !busy {
-                return;
-            }
-            self.now = self.now + core::time::Duration::from_millis(1);
-        }
-        panic!("the session never settled");
-    }
-
-    fn poll_core(&mut self) -> bool {
-        let mut busy = false;
         loop {
-            match self.core.poll_output() {
-                host::Output::Transmit(bytes) => self.to_ext.bytes.extend_from_slice(bytes),
-                host::Output::Event(event) => match event {
+            self.pair.drive();
+            assert_eq!(self.pair.kills, 0, "the extension exits by itself: no kill");
+            assert!(self.pair.process.exits.len() <= 1, "exit given twice");
+            for event in self.pair.take_core_events() {
+                match event {
                     host::Event::CallEnded { call, result } => {
                         assert!(
                             self.ended.insert(call, result).is_none(),
@@ -195,29 +131,15 @@ impl Session {
                     host::Event::ShuttingDown { reason } => self.shutting_down = Some(reason),
                     host::Event::Closed { code } => self.closed = Some(code),
                     other => panic!("unexpected Core event {other:?}"),
-                },
-                host::Output::Kill => panic!("the extension exits by itself: no kill"),
-                host::Output::CloseStdin => self.to_ext.closed = true,
-                host::Output::Wait(_) => return busy,
-            }
-            busy = true;
-        }
-    }
-
-    fn poll_extension(&mut self) -> bool {
-        let mut busy = false;
-        loop {
-            match self.ext.poll_output() {
-                extension::Output::Transmit(bytes) => self.to_core.bytes.extend_from_slice(bytes),
-                extension::Output::Event(event) => self.author.handle(&mut self.ext, event),
-                extension::Output::Exit { code } => {
-                    assert_eq!(self.ext_exit, None, "exit given twice");
-                    self.ext_exit = Some(code);
                 }
-                extension::Output::Wait => return busy,
-                other => panic!("unexpected extension output {other:?}"),
             }
-            busy = true;
+            let events = self.pair.process.take_events();
+            if events.is_empty() {
+                return;
+            }
+            for event in events {
+                self.author.handle(&mut self.pair.process.ext, event);
+            }
         }
     }
 
@@ -233,8 +155,9 @@ fn whole_lifecycle(to_ext: Vec<usize>, to_core: Vec<usize>) {
 
     // initialize: the tools come from the extension's registry.
     let init = s
+        .pair
         .core
-        .initialize(s.now, InitializeParams::new("/work"))
+        .initialize(s.pair.now, InitializeParams::new("/work"))
         .unwrap();
     s.settle();
     let Ok(Reply::Initialized(result)) = s.result(init) else {
@@ -244,21 +167,32 @@ fn whole_lifecycle(to_ext: Vec<usize>, to_core: Vec<usize>) {
         (result.name.as_str(), result.version.as_str()),
         ("e2e-tools", "2.0.0")
     );
-    assert_eq!(s.core.tools(), &tools()[..]);
+    assert_eq!(s.pair.core.tools(), &tools()[..]);
 
     // Four calls at once; `slow` reports progress and is answered last.
     let slow = s
+        .pair
         .core
-        .execute(s.now, "slow", schema(r#"{"steps":3}"#))
+        .execute(s.pair.now, "slow", schema(r#"{"steps":3}"#))
         .unwrap();
     let echo = s
+        .pair
         .core
-        .execute(s.now, "echo", schema(r#"{"text":"héllo \"world\"\n"}"#))
+        .execute(
+            s.pair.now,
+            "echo",
+            schema(r#"{"text":"héllo \"world\"\n"}"#),
+        )
         .unwrap();
-    let fail = s.core.execute(s.now, "fail", schema("{}")).unwrap();
-    let invalid = s
+    let fail = s
+        .pair
         .core
-        .execute(s.now, "echo", schema(r#"{"txt":"typo"}"#))
+        .execute(s.pair.now, "fail", schema("{}"))
+        .unwrap();
+    let invalid = s
+        .pair
+        .core
+        .execute(s.pair.now, "echo", schema(r#"{"txt":"typo"}"#))
         .unwrap();
     s.settle();
     assert!(!s.ended.contains_key(&slow), "slow is still running");
@@ -294,7 +228,7 @@ fn whole_lifecycle(to_ext: Vec<usize>, to_core: Vec<usize>) {
             (Some(slow), "step 3 of 3")
         ]
     );
-    s.author.finish_slow_calls(&mut s.ext);
+    s.author.finish_slow_calls(&mut s.pair.process.ext);
     s.settle();
     assert_eq!(
         s.result(slow),
@@ -302,15 +236,12 @@ fn whole_lifecycle(to_ext: Vec<usize>, to_core: Vec<usize>) {
     );
 
     // shutdown: the extension is told, exits with 0, and the Core closes.
-    s.core.shutdown(s.now).unwrap();
+    s.pair.core.shutdown(s.pair.now).unwrap();
     s.settle();
     assert_eq!(s.shutting_down, Some(ShutdownReason::Requested));
     assert!(s.author.shutdown_seen);
-    assert_eq!(s.ext_exit, Some(0));
-    s.core.handle_input(s.now, host::Input::StdoutClosed);
-    s.core
-        .handle_input(s.now, host::Input::Exited { code: s.ext_exit });
-    s.settle();
+    assert_eq!(s.pair.process.exits, [0]);
+    // The process exits with it: the Core reads its stdout's end, then the exit.
     assert_eq!(s.closed, Some(Some(0)));
     assert_eq!(s.ended.len(), 5, "every call ended exactly once");
 }
