@@ -43,6 +43,10 @@ use dhara_protocol::time::Instant;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence, RngSeed};
 
+#[path = "support/pair.rs"]
+mod pair;
+use pair::{Pipe, Process};
+
 const CASES: u32 = 256;
 
 /// What the cases exercised, summed over a run, to show the simulation is not idle.
@@ -882,117 +886,100 @@ fn echo_tool() -> Tool {
     }
 }
 
-/// The extension process: the Extension endpoint, its pipes, and its tool author.
+/// The extension process (the shared `Process`: the Extension endpoint behind its
+/// pipes) and its tool author.
 struct Paired {
-    ext: Extension,
-    /// What the Core wrote, not yet read by the extension.
-    stdin: Vec<u8>,
-    stdout: Vec<u8>,
-    running: bool,
+    process: Process,
     /// Requests waiting for the author.
     pending: Vec<RequestId>,
     shutdown_seen: bool,
-    /// The driver closed stdin: the end of input follows what is left in `stdin`.
-    stdin_closed: bool,
-    exit_code: Option<i32>,
 }
 
 impl Peer for Paired {
     fn stdin(&mut self, bytes: &[u8]) -> Result<(), TestCaseError> {
-        if self.running {
-            self.stdin.extend_from_slice(bytes);
-        }
+        self.process.write_stdin(bytes);
         Ok(())
     }
 
     fn stdout(&mut self) -> &mut Vec<u8> {
-        &mut self.stdout
+        &mut self.process.stdout.bytes
     }
 
     fn stop(&mut self) {
-        self.running = false;
+        self.process.stop();
     }
 
     fn close_stdin(&mut self) {
-        self.stdin_closed = true;
+        self.process.close_stdin();
     }
 }
 
 impl Paired {
     fn new() -> Paired {
+        let ext = Extension::new(ServerInfo::new("echo-tools", "1.0.0"), vec![echo_tool()]);
         Paired {
-            ext: Extension::new(ServerInfo::new("echo-tools", "1.0.0"), vec![echo_tool()]),
-            stdin: Vec::new(),
-            stdout: Vec::new(),
-            running: true,
+            process: Process::new(ext, Pipe::whole(), Pipe::whole()),
             pending: Vec::new(),
             shutdown_seen: false,
-            stdin_closed: false,
-            exit_code: None,
         }
     }
 
-    /// Runs the extension's loop until it waits.
+    /// Runs the extension's loop until it waits, and hands its events to the author.
     fn poll(&mut self) -> Result<(), TestCaseError> {
-        for _ in 0..100_000 {
-            match self.ext.poll_output() {
-                extension::Output::Transmit(bytes) if self.running => {
-                    self.stdout.extend_from_slice(bytes);
+        self.process.poll();
+        for event in self.process.take_events() {
+            match event {
+                extension::Event::Execute { request, .. } => self.pending.push(request),
+                extension::Event::Shutdown => self.shutdown_seen = true,
+                extension::Event::Protocol(error) => {
+                    return Err(TestCaseError::fail(format!(
+                        "the Core broke the protocol: {error:?}"
+                    )));
                 }
-                extension::Output::Transmit(_) => {}
-                extension::Output::Event(event) => match event {
-                    extension::Event::Execute { request, .. } => self.pending.push(request),
-                    extension::Event::Shutdown => self.shutdown_seen = true,
-                    extension::Event::Protocol(error) => {
-                        return Err(TestCaseError::fail(format!(
-                            "the Core broke the protocol: {error:?}"
-                        )));
-                    }
-                    _ => {}
-                },
-                extension::Output::Exit { code } => self.exit_code = Some(code),
-                extension::Output::Wait => return Ok(()),
                 _ => {}
             }
         }
-        Err(TestCaseError::fail("the extension never waited"))
+        Ok(())
+    }
+
+    /// The extension's exit code, once it has decided to exit.
+    fn take_exit(&mut self) -> Option<i32> {
+        self.process.exits.drain(..).next_back()
     }
 
     fn pump(&mut self, chunks: &[u16]) -> Result<(), TestCaseError> {
         for &size in chunks {
-            if self.stdin.is_empty() || !self.running {
+            if !self.process.read_stdin(usize::from(size.max(1))) {
                 break;
             }
-            let n = usize::from(size.max(1)).min(self.stdin.len());
-            let chunk: Vec<u8> = self.stdin.drain(..n).collect();
-            self.ext.handle_input(extension::Input::Stdin(&chunk));
             self.poll()?;
         }
-        if self.stdin.is_empty() && self.stdin_closed && self.running {
-            self.stdin_closed = false; // told once
-            self.ext.handle_input(extension::Input::StdinClosed);
+        if self.process.read_stdin_end() {
             self.poll()?;
         }
         Ok(())
     }
 
     fn answer(&mut self, k: usize, answer: Answer) -> Result<(), TestCaseError> {
-        if self.pending.is_empty() || !self.running {
+        if self.pending.is_empty() || !self.process.running {
             return Ok(());
         }
         let index = k % self.pending.len();
         let request = self.pending[index];
         let done = match answer {
-            Answer::Progress => self.ext.progress(request, "working").map(|_| false),
+            Answer::Progress => self.process.ext.progress(request, "working").map(|_| false),
             Answer::Result => self
+                .process
                 .ext
                 .respond(request, ToolResult::text("said"))
                 .map(|_| true),
             Answer::ToolError => self
+                .process
                 .ext
                 .respond(request, ToolResult::error_text("no"))
                 .map(|_| true),
             Answer::RpcError => self
+                .process
                 .ext
                 .respond_error(request, ErrorObject::new(ErrorCode::new(-32050), "boom"))
                 .map(|_| true),
@@ -1032,7 +1019,7 @@ fn run_paired(script: &PairScript) -> Result<(), TestCaseError> {
             PairStep::Pump(chunks) => sim.peer.pump(chunks)?,
             PairStep::Answer { request, answer } => sim.peer.answer(*request, *answer)?,
             PairStep::SetTools => {
-                sim.peer.ext.set_tools(vec![echo_tool()]);
+                sim.peer.process.ext.set_tools(vec![echo_tool()]);
                 sim.peer.poll()?;
             }
         }
@@ -1041,7 +1028,7 @@ fn run_paired(script: &PairScript) -> Result<(), TestCaseError> {
         // exits by itself.
         if sim.peer.shutdown_seen && script.finishes_on_shutdown {
             while let Some(request) = sim.peer.pending.pop() {
-                let failed = sim.peer.ext.respond_error(
+                let failed = sim.peer.process.ext.respond_error(
                     request,
                     ErrorObject::new(ErrorCode::new(-32000), "shutting down"),
                 );
@@ -1049,7 +1036,7 @@ fn run_paired(script: &PairScript) -> Result<(), TestCaseError> {
             }
             sim.peer.poll()?;
         }
-        if let Some(code) = sim.peer.exit_code.take() {
+        if let Some(code) = sim.peer.take_exit() {
             sim.exit(Some(code), true)?;
         }
     }
