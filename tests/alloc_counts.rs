@@ -1,9 +1,10 @@
 //! Heap use of one complete `tools/execute` round trip on each endpoint, counted by a
 //! global allocator that wraps the system one.
 //!
-//! The Core and the Extension are wired back to back in memory. After a warm-up round
-//! trip (so the output buffers, the line decoders and the queues have grown), one more
-//! round trip is counted, each endpoint on its own:
+//! The Core and the Extension are wired back to back in memory, on the shared `Pair`
+//! (`tests/support/pair.rs`). After a warm-up round trip (so the output buffers, the
+//! line decoders and the queues have grown), one more round trip is counted, each
+//! endpoint on its own:
 //!
 //! * Core: `execute` -> `Transmit` -> the reply's bytes in -> `CallEnded` -> `Wait`.
 //! * Extension: the request's bytes in -> `Execute` -> `respond` -> `Transmit` -> `Wait`.
@@ -20,7 +21,10 @@ use dhara_protocol::extension::{self, Extension, ServerInfo};
 use dhara_protocol::host::{self, Core, Reply};
 use dhara_protocol::json::{self, Object, Value};
 use dhara_protocol::message::{Content, InitializeParams, Tool, ToolResult};
-use dhara_protocol::time::Instant;
+
+#[path = "support/pair.rs"]
+mod pair;
+use pair::Pair;
 
 // ---- The counting allocator ------------------------------------------------------
 
@@ -134,17 +138,6 @@ fn echo_input() -> Value {
     Value::Object(Object::from_iter([("text", Value::from("hello"))]))
 }
 
-/// A Core and an Extension, and the bytes in flight between them.
-struct Pair {
-    core: Core,
-    ext: Extension,
-    /// Bytes from the Core to the Extension's stdin, and back. Room for both is made
-    /// up front, so copying into them never allocates.
-    to_ext: Vec<u8>,
-    to_core: Vec<u8>,
-    now: Instant,
-}
-
 /// What one round trip allocated, in its four parts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct RoundTrip {
@@ -168,139 +161,118 @@ impl RoundTrip {
     }
 }
 
-impl Pair {
-    /// A pair past `initialize`.
-    fn initialized() -> Pair {
-        let mut pair = Pair {
-            core: Core::new(host::Config::default()),
-            ext: Extension::new(ServerInfo::new("alloc-counts", "1.0.0"), vec![echo_tool()]),
-            to_ext: Vec::with_capacity(4096),
-            to_core: Vec::with_capacity(4096),
-            now: Instant::ZERO,
-        };
+/// The shared pair past `initialize`, with room made up front in its pipes and
+/// event queues, so that handing bytes and events over never allocates.
+fn initialized() -> Pair {
+    let mut pair = Pair::new(
+        Core::new(host::Config::default()),
+        Extension::new(ServerInfo::new("alloc-counts", "1.0.0"), vec![echo_tool()]),
+    );
+    pair.process.stdin.bytes.reserve(4096);
+    pair.process.stdout.bytes.reserve(4096);
+    pair.process.events.reserve(16);
+    pair.core_events.reserve(16);
+    pair.core
+        .initialize(pair.now, InitializeParams::new("/work"))
+        .expect("initialize is sent");
+    pair.drive();
+    match pair.process.events.pop_front() {
+        Some(extension::Event::Initialized { .. }) => {}
+        other => panic!("expected the Initialized event, got {other:?}"),
+    }
+    assert!(pair.process.events.is_empty());
+    match pair.core_events.pop() {
+        Some(host::Event::CallEnded {
+            result: Ok(Reply::Initialized(_)),
+            ..
+        }) => {}
+        other => panic!("expected the initialize reply, got {other:?}"),
+    }
+    assert!(pair.core_events.is_empty());
+    pair
+}
+
+/// One `tools/execute` round trip of `echo`, counting each side's allocations. The
+/// input and the result are built before the counted parts: they are the
+/// application's values, moved into the endpoints.
+fn round_trip(pair: &mut Pair) -> RoundTrip {
+    let input = echo_input();
+    let result = ToolResult::text("hello");
+
+    // Core: execute -> Transmit.
+    let (_, core_send) = counted(|| {
         pair.core
-            .initialize(pair.now, InitializeParams::new("/work"))
-            .expect("initialize is sent");
-        pair.core_transmits();
-        pair.ext_reads();
-        loop {
-            match pair.ext.poll_output() {
-                extension::Output::Transmit(bytes) => pair.to_core.extend_from_slice(bytes),
-                extension::Output::Event(extension::Event::Initialized { .. }) => {}
-                extension::Output::Wait => break,
-                other => panic!("unexpected while initializing: {other:?}"),
-            }
-        }
-        pair.core_reads();
-        match pair.core.poll_output() {
-            host::Output::Event(host::Event::CallEnded {
-                result: Ok(Reply::Initialized(_)),
-                ..
-            }) => {}
-            other => panic!("expected the initialize reply, got {other:?}"),
-        }
-        assert!(matches!(pair.core.poll_output(), host::Output::Wait(_)));
-        pair
+            .execute(pair.now, "echo", input)
+            .expect("echo is a tool");
+        assert!(pair.poll_core(), "expected the Core to transmit");
+    });
+    assert!(
+        !pair.process.stdin.bytes.is_empty(),
+        "the request is written"
+    );
+    assert!(pair.core_events.is_empty());
+
+    // Extension: request in -> Execute.
+    let (event, ext_receive) = counted(|| {
+        assert!(pair.process.read_stdin(usize::MAX));
+        pair.process.poll();
+        pair.process.events.pop_front()
+    });
+    let Some(extension::Event::Execute {
+        request, tool_name, ..
+    }) = &event
+    else {
+        panic!("expected the Execute event, got {event:?}");
+    };
+    assert_eq!(tool_name, "echo");
+    assert!(pair.process.events.is_empty());
+    assert!(pair.process.stdout.bytes.is_empty());
+
+    // Extension: respond -> Transmit -> Wait.
+    let request = *request;
+    let (_, ext_send) = counted(|| {
+        pair.process
+            .ext
+            .respond(request, result)
+            .expect("the request is pending");
+        assert!(pair.process.poll(), "expected the Extension to transmit");
+    });
+    assert!(
+        !pair.process.stdout.bytes.is_empty(),
+        "the reply is written"
+    );
+    assert!(pair.process.events.is_empty());
+
+    // Core: reply in -> CallEnded -> Wait.
+    let (ended, core_receive) = counted(|| {
+        assert!(pair.core_reads());
+        pair.poll_core();
+        pair.core_events.pop()
+    });
+    assert!(pair.core_events.is_empty());
+    assert!(
+        pair.process.stdin.bytes.is_empty(),
+        "the Core wrote nothing"
+    );
+    match &ended {
+        Some(host::Event::CallEnded {
+            result: Ok(Reply::Executed(result)),
+            ..
+        }) => assert_eq!(
+            result.content,
+            vec![Content::Text {
+                text: "hello".into()
+            }]
+        ),
+        other => panic!("expected the echo result, got {other:?}"),
     }
+    drop(ended);
 
-    /// The Core's pending output, appended to `to_ext`.
-    fn core_transmits(&mut self) {
-        match self.core.poll_output() {
-            host::Output::Transmit(bytes) => self.to_ext.extend_from_slice(bytes),
-            other => panic!("expected the Core to transmit, got {other:?}"),
-        }
-    }
-
-    /// The Extension's pending output, appended to `to_core`.
-    fn ext_transmits(&mut self) {
-        match self.ext.poll_output() {
-            extension::Output::Transmit(bytes) => self.to_core.extend_from_slice(bytes),
-            other => panic!("expected the Extension to transmit, got {other:?}"),
-        }
-    }
-
-    fn ext_reads(&mut self) {
-        self.ext.handle_input(extension::Input::Stdin(&self.to_ext));
-        self.to_ext.clear();
-    }
-
-    fn core_reads(&mut self) {
-        self.core
-            .handle_input(self.now, host::Input::Stdout(&self.to_core));
-        self.to_core.clear();
-    }
-
-    /// One `tools/execute` round trip of `echo`, counting each side's allocations.
-    /// The input and the result are built before the counted parts: they are the
-    /// application's values, moved into the endpoints.
-    fn round_trip(&mut self) -> RoundTrip {
-        let input = echo_input();
-        let result = ToolResult::text("hello");
-
-        // Core: execute -> Transmit.
-        let (_, core_send) = counted(|| {
-            self.core
-                .execute(self.now, "echo", input)
-                .expect("echo is a tool");
-            self.core_transmits();
-        });
-
-        // Extension: request in -> Execute.
-        let (event, ext_receive) = counted(|| {
-            self.ext_reads();
-            match self.ext.poll_output() {
-                extension::Output::Event(event) => event,
-                other => panic!("expected the Execute event, got {other:?}"),
-            }
-        });
-        let extension::Event::Execute {
-            request, tool_name, ..
-        } = &event
-        else {
-            panic!("expected the Execute event, got {event:?}");
-        };
-        assert_eq!(tool_name, "echo");
-
-        // Extension: respond -> Transmit -> Wait.
-        let request = *request;
-        let (_, ext_send) = counted(|| {
-            self.ext
-                .respond(request, result)
-                .expect("the request is pending");
-            self.ext_transmits();
-            assert!(matches!(self.ext.poll_output(), extension::Output::Wait));
-        });
-
-        // Core: reply in -> CallEnded -> Wait.
-        let (ended, core_receive) = counted(|| {
-            self.core_reads();
-            let ended = self.core.poll_output();
-            let host::Output::Event(ended) = ended else {
-                panic!("expected CallEnded, got {ended:?}");
-            };
-            assert!(matches!(self.core.poll_output(), host::Output::Wait(_)));
-            ended
-        });
-        match &ended {
-            host::Event::CallEnded {
-                result: Ok(Reply::Executed(result)),
-                ..
-            } => assert_eq!(
-                result.content,
-                vec![Content::Text {
-                    text: "hello".into()
-                }]
-            ),
-            other => panic!("expected the echo result, got {other:?}"),
-        }
-        drop(ended);
-
-        RoundTrip {
-            core_send,
-            core_receive,
-            ext_receive,
-            ext_send,
-        }
+    RoundTrip {
+        core_send,
+        core_receive,
+        ext_receive,
+        ext_send,
     }
 }
 
@@ -339,10 +311,10 @@ fn within(counts: Counts, max: Counts) -> bool {
 fn one_execute_round_trip_allocates_a_bounded_amount_on_each_side() {
     // One test function, so nothing else runs during the count (the counts are per
     // thread as well).
-    let mut pair = Pair::initialized();
-    let warm_up = pair.round_trip();
-    let counted = pair.round_trip();
-    let next = pair.round_trip();
+    let mut pair = initialized();
+    let warm_up = round_trip(&mut pair);
+    let counted = round_trip(&mut pair);
+    let next = round_trip(&mut pair);
 
     println!("one tools/execute round trip, after a warm-up one:");
     println!(
