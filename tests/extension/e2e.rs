@@ -1,9 +1,12 @@
 //! A Core endpoint and an Extension endpoint back to back, in memory, on the shared
 //! `Pair`: the bytes each writes are fed to the other in random chunks. One whole
 //! session: initialize, calls answered out of order with progress, a tool error,
-//! invalid params, shutdown, and exit code 0.
+//! invalid params, shutdown, and exit code 0. And on the pair's clock, a call its
+//! author never answers: the timeout, then the kill when the grace ends.
 
 use std::collections::BTreeMap;
+
+use core::time::Duration;
 
 use dhara_protocol::extension::{self, Extension, RequestId, ServerInfo};
 use dhara_protocol::host::{self, CallError, CallId, Core, Reply, ShutdownReason};
@@ -244,6 +247,77 @@ fn whole_lifecycle(to_ext: Vec<usize>, to_core: Vec<usize>) {
     // The process exits with it: the Core reads its stdout's end, then the exit.
     assert_eq!(s.closed, Some(Some(0)));
     assert_eq!(s.ended.len(), 5, "every call ended exactly once");
+}
+
+/// An author who never answers: the call times out at its deadline and the Core asks
+/// the extension to shut down; the request still pending there, the extension cannot
+/// exit, so the Core kills it when the grace ends, and then closes.
+#[test]
+fn an_unanswered_call_times_out_and_the_extension_is_killed_after_the_grace() {
+    let (timeout, grace) = (Duration::from_secs(2), Duration::from_secs(1));
+    let mut pair = Pair::new(
+        Core::new(host::Config::default().timeout(timeout).grace(grace)),
+        Extension::new(ServerInfo::new("e2e-tools", "2.0.0"), tools()),
+    );
+    let init = pair
+        .core
+        .initialize(pair.now, InitializeParams::new("/work"))
+        .unwrap();
+    pair.drive();
+    assert!(matches!(pair.ended(init), Some(Ok(Reply::Initialized(_)))));
+    pair.take_core_events();
+
+    let sent = pair.now;
+    let call = pair
+        .core
+        .execute(pair.now, "slow", schema(r#"{"steps":1}"#))
+        .unwrap();
+    pair.drive();
+    let events = pair.process.take_events();
+    assert!(
+        matches!(
+            &events[..],
+            [
+                extension::Event::Initialized { .. },
+                extension::Event::Execute { .. }
+            ]
+        ),
+        "{events:?}"
+    );
+    assert_eq!(pair.ended(call), None);
+
+    assert!(pair.advance_to_deadline());
+    assert!(pair.now >= sent + timeout);
+    assert!(
+        matches!(pair.ended(call), Some(Err(CallError::Timeout { .. }))),
+        "{:?}",
+        pair.core_events
+    );
+    assert!(pair.core_events.contains(&host::Event::ShuttingDown {
+        reason: ShutdownReason::Timeout { call }
+    }));
+    assert_eq!(
+        pair.process.take_events(),
+        [extension::Event::Shutdown],
+        "the extension is told"
+    );
+    assert_eq!(pair.stdin_closes, 1);
+    assert_eq!(pair.process.exits, [], "a request is still pending");
+    assert_eq!(pair.kills, 0);
+
+    let shutdown_at = pair.now;
+    assert!(pair.advance_to_deadline());
+    assert_eq!(pair.kills, 1);
+    assert!(
+        pair.now >= shutdown_at + grace,
+        "never killed before the grace ends"
+    );
+    assert!(pair.exit_reported);
+    assert_eq!(
+        pair.core_events.last(),
+        Some(&host::Event::Closed { code: None })
+    );
+    assert!(!pair.advance_to_deadline(), "no deadline after Closed");
 }
 
 #[test]
