@@ -1,7 +1,7 @@
 //! Throughput of every layer on protocol-shaped traffic, against a plain byte scan.
 //!
 //! Run with `cargo bench --bench throughput` (set `DHARA_BENCH_MB=2` for a quick run).
-//! Six shapes of traffic are generated in-process, the same bytes on every run
+//! Seven shapes of traffic are generated in-process, the same bytes on every run
 //! (`throughput/traffic.rs`). For each shape, after a warm-up, the median of several
 //! repetitions is printed as a markdown table, for:
 //!

@@ -30,6 +30,7 @@ pub const SHAPES: &[&str] = &[
     "small_requests",
     "progress",
     "text_results",
+    "escaped_text",
     "image_results",
     "init_results",
     "mixed",
@@ -43,6 +44,11 @@ pub fn generate(name: &'static str, target_bytes: usize) -> Traffic {
         "text_results" => shape(name, 0x3, target_bytes, |rng, id, out| {
             let len = 4 * 1024 + rng.below(60 * 1024);
             text_result(rng, id, len, out)
+        }),
+        "escaped_text" => shape(name, 0x7, target_bytes, |rng, id, out| {
+            let len = 2 * 1024 + rng.below(56 * 1024);
+            let text = escaped_text(rng, len);
+            result_with_text(rng, id, &text, out)
         }),
         "image_results" => shape(name, 0x4, target_bytes, |rng, id, out| {
             let len = 256 * 1024 + rng.below(1792 * 1024);
@@ -179,10 +185,16 @@ fn progress(rng: &mut XorShift, id: u64, out: &mut Vec<u8>) {
 
 /// A `tools/execute` response whose text content is `len` bytes of source-like text.
 fn text_result(rng: &mut XorShift, id: u64, len: usize, out: &mut Vec<u8>) {
+    let text = source_text(rng, len);
+    result_with_text(rng, id, &text, out)
+}
+
+/// A `tools/execute` response with one text content item.
+fn result_with_text(rng: &mut XorShift, id: u64, text: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     push_id(rng, id, out);
     out.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
-    push_json_string(out, &source_text(rng, len));
+    push_json_string(out, text);
     out.extend_from_slice(b"}],\"isError\":false}}\n");
 }
 
@@ -385,6 +397,96 @@ fn source_text(rng: &mut XorShift, len: usize) -> String {
             1 | 2 => text.push(' '),
             _ => text.push_str(rng.pick(TOKENS)),
         }
+    }
+    text
+}
+
+/// Escape-dense text, as a tool returns a source listing or a diff: tab-indented
+/// lines of code with string literals, escape sequences and Windows paths, so that,
+/// written as JSON, a `\"`, `\\`, `\n` or `\t` comes about every dozen bytes, and
+/// 2-3% of the characters are non-ASCII (2-, 3- and 4-byte UTF-8, none of them
+/// written as `\u` escapes).
+fn escaped_text(rng: &mut XorShift, len: usize) -> String {
+    const CODE: &[&str] = &[
+        "let",
+        "value",
+        "=",
+        "match",
+        "buf",
+        "if",
+        "Some(x)",
+        "=>",
+        "return",
+        "ok;",
+        "index",
+        "self.len()",
+        "Vec::new()",
+        "config",
+        "let mut out",
+        "as usize",
+        "&mut self",
+        "Result<(), Error>",
+        "0x7f",
+        "+ 1",
+        "==",
+        "&&",
+        "parse_header",
+        "line.trim_end()",
+        "for",
+        "in",
+        "while",
+        "count",
+        "offset",
+        "bytes",
+        "String::new()",
+        "Ok(())",
+        "mut",
+        "len",
+        "*",
+        "<",
+        ">=",
+        "iter().map(|b| b + 1)",
+        "\"name\"",
+        "\"\\n\"",
+        "'\\t'",
+        "\"a\\\"b\"",
+        "\"C:\\Users\\dev\"",
+        "println!(\"{x}\");",
+        "r\"\\d+\"",
+        "s.split('\\\\')",
+        "// \"why\"",
+        "{",
+        "}",
+        "(",
+        ");",
+    ];
+    const NON_ASCII: &[&str] = &[
+        "é", "ü", "ñ", "ß", "ç", "ø", "ł", "я", "—", "€", "“", "”", "中", "文", "≤", "∑", "🦀",
+        "🚀", "𝔸", "🎉",
+    ];
+    let mut text = String::with_capacity(len + 128);
+    let diff = rng.one_in(2);
+    while text.len() < len {
+        if diff {
+            if rng.one_in(12) {
+                let at = rng.below(900);
+                text.push_str(&format!("@@ -{at},7 +{at},8 @@ fn main()\n"));
+            }
+            text.push_str(rng.pick(&["+", "-", " ", " "]));
+        }
+        for _ in 0..rng.below(3) {
+            text.push('\t');
+        }
+        for _ in 0..4 + rng.below(7) {
+            if rng.one_in(2) {
+                text.push(' ');
+            }
+            text.push_str(rng.pick(CODE));
+            if rng.one_in(5) {
+                text.push_str(rng.pick(NON_ASCII));
+            }
+        }
+        text.push('\n');
     }
     text
 }
