@@ -1,6 +1,7 @@
 //! Throughput of every layer on protocol-shaped traffic, against a plain byte scan.
 //!
-//! Run with `cargo bench --bench throughput` (set `DHARA_BENCH_MB=2` for a quick run).
+//! Run with `cargo bench --bench throughput` (set `DHARA_BENCH_MB=2` for a quick run;
+//! `DHARA_BENCH_TSV=1` prints tab-separated rows, which `benches/compare.sh` reads).
 //! Seven shapes of traffic are generated in-process, the same bytes on every run
 //! (`throughput/traffic.rs`). For each shape, after a warm-up, the median of several
 //! repetitions is printed as a markdown table, for:
@@ -211,6 +212,7 @@ const CHUNK_BYTES: usize = 64 * 1024;
 /// The floor: every byte read once, a word at a time. Each word is folded into a
 /// running hash (rotate, then XOR), a serial chain the compiler cannot turn into
 /// SIMD, so this is the speed of a plain scalar pass over the bytes.
+#[inline(never)] // kept whole, so a profiler finds each pass by name
 fn floor(t: &Traffic) -> Sample {
     let mark = Mark::now();
     let mut words = t.bytes.chunks_exact(8);
@@ -560,14 +562,21 @@ fn main() {
         Some(_) => "this thread's time on the CPU (CLOCK_THREAD_CPUTIME_ID)",
         None => "wall-clock time",
     };
-    println!("Timed by {clock}.");
-    println!(
-        "{megabytes} MB per shape, median of {repetitions} after a warm-up \
-         (set DHARA_BENCH_MB, DHARA_BENCH_REPS; DHARA_BENCH_SHAPE and DHARA_BENCH_PASS \
-         keep the rows whose names contain them)\n"
-    );
-    println!("| shape | pass | MB/s | messages/s | × floor | allocations/message |");
-    println!("|---|---|---:|---:|---:|---:|");
+    // Tab-separated rows for scripts (benches/compare.sh), with the exact counts.
+    let tsv = std::env::var_os("DHARA_BENCH_TSV").is_some_and(|v| v != "0");
+    if tsv {
+        println!("shape\tpass\tbytes\tmessages\tseconds\tallocations\tratio_to_floor");
+    } else {
+        println!("Timed by {clock}.");
+        println!(
+            "{megabytes} MB per shape, median of {repetitions} after a warm-up \
+             (set DHARA_BENCH_MB, DHARA_BENCH_REPS; DHARA_BENCH_SHAPE and DHARA_BENCH_PASS \
+             keep the rows whose names contain them; DHARA_BENCH_TSV=1 for tab-separated \
+             rows)\n"
+        );
+        println!("| shape | pass | MB/s | messages/s | × floor | allocations/message |");
+        println!("|---|---|---:|---:|---:|---:|");
+    }
     for &name in traffic::SHAPES {
         if !name.contains(shape_filter.as_str()) {
             continue;
@@ -611,6 +620,21 @@ fn main() {
             }
             let measured = measure(&t, repetitions, pass);
             let sample = &measured.sample;
+            if tsv {
+                println!(
+                    "{name}\t{what}\t{}\t{}\t{:.9}\t{}\t{:.4}",
+                    sample.bytes,
+                    sample.messages,
+                    sample.elapsed.as_secs_f64(),
+                    if allocations {
+                        sample.allocations.to_string()
+                    } else {
+                        String::new()
+                    },
+                    measured.ratio_to_floor,
+                );
+                continue;
+            }
             let allocations = if allocations {
                 format!("{:.1}", sample.allocations as f64 / sample.messages as f64)
             } else {
