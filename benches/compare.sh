@@ -134,7 +134,7 @@ fi
 
 echo "old: $old_label   new: $new_label   mode: $mode" \
   "  DHARA_BENCH_MB=${DHARA_BENCH_MB:-default} DHARA_BENCH_REPS=${DHARA_BENCH_REPS:-default}"
-MODE=$mode FUNCTIONS=${functions:-} python3 - "$runs" <<'PY'
+MODE=$mode FUNCTIONS=${functions:-} SHAPES=${shapes:-} python3 - "$runs" <<'PY'
 import collections, glob, os, re, sys
 
 runs = sys.argv[1]
@@ -234,15 +234,18 @@ else:
         return out
     print("Instructions per run of each pass (callgrind, inclusive, over its calls;"
           " per byte of the shape's traffic)\n")
-    print("| shape | function | old | new | new/old | old per byte | new per byte |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for path in sorted(glob.glob(os.path.join(runs, "new.*.callgrind"))):
-        shape = os.path.basename(path)[len("new."):-len(".callgrind")]
-        per_run, nbytes = {}, None
+    print("| shape | function | old | new | new/old | old per byte | new per byte | new per call |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for shape in os.environ["SHAPES"].split():
+        if not os.path.exists(os.path.join(runs, f"new.{shape}.callgrind")):
+            continue
+        per_run, nbytes, calls = {}, None, None
         for side in ("old", "new"):
             per_run[side] = counts(os.path.join(runs, f"{side}.{shape}.callgrind"))
             rs = rows(os.path.join(runs, f"{side}.{shape}.out"))
             nbytes = nbytes or next((r["bytes"] for r in rs if r["pass_"].startswith("floor") and r["bytes"]), None)
+            calls = calls or next((round(r["per_s"] * r["bytes"] / (r["mbs"] * 1e6))
+                                   for r in rs if r["pass_"].startswith("(e)") and r["bytes"]), None)
         for f in functions:
             o = per_run["old"].get(f, (None,))[0]
             w = per_run["new"].get(f, (None,))[0]
@@ -251,5 +254,6 @@ else:
             ratio = f"{w / o:.3f}" if o and w else ""
             pb = lambda v: f"{v / nbytes:.2f}" if v and nbytes else ""
             show = lambda v: "-" if v is None else f"{v / 1e6:.3f}M"
-            print(f"| {shape} | {f} | {show(o)} | {show(w)} | {ratio} | {pb(o)} | {pb(w)} |")
+            per_call = f"{w / calls:,.0f}" if f == "round_trips" and w and calls else ""
+            print(f"| {shape} | {f} | {show(o)} | {show(w)} | {ratio} | {pb(o)} | {pb(w)} | {per_call} |")
 PY
