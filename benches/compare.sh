@@ -7,12 +7,12 @@
 # OLD is a commit; NEW is a commit or a checkout's directory (default: this checkout,
 # as its files are now). Each is built from its own tree, except that both get NEW's
 # benches/throughput/traffic.rs, so the old benchmark times the same bytes and every
-# shape NEW lists. Commits are checked out in temporary git worktrees under
-# target/compare/; the two builds use target/compare/target-old and target-new.
+# shape NEW lists. Commits are checked out in git worktrees (target/compare/old and
+# new, reused by later runs); each build has its own target directory beside them.
 #
 # Timed mode (the default) runs the two binaries alternately, N rounds (default 5;
-# old first in odd rounds, new first in even ones), each with the caller's DHARA_BENCH_* settings (DHARA_BENCH_MB=2 is a
-# quick run). It prints, per shape and pass: the old and new MB/s (medians over the
+# old first in odd rounds, new first in even ones), each with the caller's
+# DHARA_BENCH_* settings (DHARA_BENCH_MB=2 is a quick run). It prints, per shape and pass: the old and new MB/s (medians over the
 # rounds), the ratio new/old of the speeds in each round (median and range), the same
 # ratio taken on the "x floor" figures (each run's speed over its own floor, so a
 # round in a slow phase of the machine counts less), the ratio of the two builds'
