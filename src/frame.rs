@@ -48,6 +48,7 @@
 //! assert_eq!(decoder.next_frame(), None);
 //! ```
 
+use crate::json::scan;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::fmt;
@@ -682,101 +683,16 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r'))
 }
 
-// Searching for `\n` a block of 64 bytes at a time.
-//
-// A block is first tested as a whole, byte by byte in a loop without branches
-// that the compiler turns into a few vector compares; only the one block that
-// holds a `\n` is then searched word by word (8 bytes at a time) for where.
-
-/// Bytes tested per step.
-const BLOCK_BYTES: usize = 64;
-/// `\n` in every byte of a word.
-const NEWLINES: u64 = u64::from_ne_bytes([b'\n'; 8]);
-/// The low seven bits of every byte of a word.
-const LOW_SEVEN: u64 = u64::from_ne_bytes([0x7F; 8]);
-
-/// Reads 8 bytes as a little-endian word (so the first byte is the lowest).
-fn load_word(bytes: &[u8]) -> u64 {
-    let mut word = [0; 8];
-    word.copy_from_slice(bytes);
-    u64::from_le_bytes(word)
-}
-
-/// Whether a block holds a `\n`.
-fn block_has_newline(block: &[u8]) -> bool {
-    block.iter().fold(false, |any, &b| any | (b == b'\n'))
-}
-
-/// A word whose bytes have their top bit set exactly where `word` holds a
-/// `\n`, and are zero elsewhere. (`x` is zero where the byte is `\n`; adding
-/// `0x7F` to the low bits sets bit 7 of every byte whose low bits are not all
-/// zero, without carrying into the next byte.)
-fn newline_bits(word: u64) -> u64 {
-    let x = word ^ NEWLINES;
-    !(((x & LOW_SEVEN) + LOW_SEVEN) | x | LOW_SEVEN)
-}
-
-/// The position of the first `\n` in a short slice, a word at a time.
-fn first_newline_in(bytes: &[u8]) -> Option<usize> {
-    let mut words = bytes.chunks_exact(8);
-    let mut at = 0;
-    for word in &mut words {
-        let bits = newline_bits(load_word(word));
-        if bits != 0 {
-            return Some(at + (bits.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    let rest = words.remainder();
-    rest.iter().position(|&b| b == b'\n').map(|i| at + i)
-}
-
-/// The position of the last `\n` in a short slice, a word at a time.
-fn last_newline_in(bytes: &[u8]) -> Option<usize> {
-    let mut words = bytes.rchunks_exact(8);
-    let mut end = bytes.len();
-    for word in &mut words {
-        let bits = newline_bits(load_word(word));
-        if bits != 0 {
-            return Some(end - 1 - (bits.leading_zeros() / 8) as usize);
-        }
-        end -= 8;
-    }
-    words.remainder().iter().rposition(|&b| b == b'\n')
-}
-
 /// The position of the first `\n` in `hay`, adding the bytes looked at to `scanned`.
 fn find_newline(hay: &[u8], scanned: &mut u64) -> Option<usize> {
-    let mut blocks = hay.chunks_exact(BLOCK_BYTES);
-    let mut at = 0;
-    let found = loop {
-        match blocks.next() {
-            Some(block) if !block_has_newline(block) => at += BLOCK_BYTES,
-            Some(block) => break first_newline_in(block).map(|i| at + i),
-            None => break first_newline_in(blocks.remainder()).map(|i| at + i),
-        }
-    };
+    let found = scan::newline(hay);
     *scanned += found.map_or(hay.len(), |i| i + 1) as u64;
     found
 }
 
 /// The position of the last `\n` in `hay`, adding the bytes looked at to `scanned`.
-/// A chunk that ends a line (as a writer's whole lines do) ends with it: found
-/// at once.
 fn rfind_newline(hay: &[u8], scanned: &mut u64) -> Option<usize> {
-    if let Some((b'\n', _)) = hay.split_last() {
-        *scanned += 1;
-        return Some(hay.len() - 1);
-    }
-    let mut blocks = hay.rchunks_exact(BLOCK_BYTES);
-    let mut end = hay.len();
-    let found = loop {
-        match blocks.next() {
-            Some(block) if !block_has_newline(block) => end -= BLOCK_BYTES,
-            Some(block) => break last_newline_in(block).map(|i| end - BLOCK_BYTES + i),
-            None => break last_newline_in(blocks.remainder()),
-        }
-    };
+    let found = scan::last_newline(hay);
     *scanned += found.map_or(hay.len(), |i| hay.len() - i) as u64;
     found
 }

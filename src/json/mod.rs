@@ -101,6 +101,7 @@ mod error;
 mod macros;
 mod raw;
 mod read;
+pub(crate) mod scan;
 mod skip;
 mod string;
 mod value;

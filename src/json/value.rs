@@ -162,7 +162,7 @@ impl Number {
 
 /// Checks the JSON number grammar on a whole byte slice.
 pub(crate) fn is_number_text(b: &[u8]) -> bool {
-    super::read::number_end(b, 0) == Ok(b.len())
+    super::scan::number_end(b, 0) == Ok(b.len())
 }
 
 impl PartialEq for Number {

@@ -8,7 +8,7 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use super::read::{Specials, WINDOW, find_special, is_special, special_bytes, word_at};
+use super::scan::{Specials, WINDOW, find_special, is_special, special_bytes, word_at};
 use super::string::Str;
 use super::value::{Object, Value};
 
