@@ -102,6 +102,7 @@ mod macros;
 mod raw;
 mod read;
 pub(crate) mod scan;
+mod sink;
 mod skip;
 mod string;
 mod value;

@@ -14,11 +14,11 @@
 //! control byte, and the character starting there is checked where it stands. Text
 //! that is mostly ASCII so costs nothing more to check than to skip.
 
-use super::read::{ARRAY, Nesting, OBJECT};
 use super::scan::{
     RunEnds, SHORT_ESCAPES, characters_end, find_ascii_run_end, hex4, number_end,
     special_or_high_bytes, word_at,
 };
+use super::sink::{ARRAY, Nesting, OBJECT};
 
 /// Where the value starting at `input[start]` (after optional whitespace) ends,
 /// when it is well formed: open at most `levels` arrays and objects deep, and

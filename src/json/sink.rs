@@ -1,0 +1,564 @@
+//! What the grammar reports to: the sinks [`Reader`](super::Reader)'s walk hands its
+//! values to. [`Tree`] builds a [`Value`], [`Skip`] only checks, and a `Cow<str>`
+//! takes one string; [`Nesting`] keeps the kinds of the open containers.
+
+use alloc::borrow::Cow;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::scan::{WINDOW, string_end};
+use super::string::Str;
+use super::value::{Number, Object, Value};
+
+pub(super) const OBJECT: bool = true;
+pub(super) const ARRAY: bool = false;
+
+/// What a string with escapes is decoded to: a `String`, or nothing when only
+/// validating.
+pub(super) trait Text {
+    /// The finished text.
+    type Out;
+    /// Takes the run `text[from..to]`, which ends at a `"`, `\\` or control byte
+    /// (or at the end of `text`).
+    fn take(&mut self, text: &str, from: usize, to: usize);
+    /// An ASCII character from a short escape.
+    fn push_ascii(&mut self, b: u8);
+    /// A character from a `\u` escape.
+    fn push(&mut self, c: char);
+    /// The text.
+    fn finish(self) -> Self::Out;
+}
+
+impl Text for String {
+    type Out = String;
+    /// A run of up to two [`WINDOW`]s is appended as a fixed-size window of that
+    /// size (one load and store, no call) and cut back to its end, a special ASCII
+    /// byte, so a character boundary; a window that would end inside a character or
+    /// past the text is not taken, and a smaller one is tried (a window, half of
+    /// one). Longer runs, and those no window fits, are appended in one piece.
+    #[inline(always)]
+    fn take(&mut self, text: &str, from: usize, to: usize) {
+        let len = to.saturating_sub(from);
+        let taken = (len <= 2 * WINDOW && push_window(self, text, from, len, 2 * WINDOW))
+            || (len <= WINDOW && push_window(self, text, from, len, WINDOW))
+            || (len <= WINDOW / 2 && push_window(self, text, from, len, WINDOW / 2));
+        if !taken {
+            self.push_str(text.get(from..to).unwrap_or_default());
+        }
+    }
+    #[inline(always)]
+    fn push_ascii(&mut self, b: u8) {
+        String::push(self, char::from(b));
+    }
+    #[inline]
+    fn push(&mut self, c: char) {
+        String::push(self, c);
+    }
+    #[inline]
+    fn finish(self) -> String {
+        self
+    }
+}
+
+/// Appends the run of `len` bytes at `text[from..]` as the `size` bytes there, cut
+/// back to `len`: `false` when they end inside a character or past the text.
+#[inline(always)]
+fn push_window(out: &mut String, text: &str, from: usize, len: usize, size: usize) -> bool {
+    let Some(window) = text.get(from..from + size) else {
+        return false;
+    };
+    out.push_str(window);
+    out.truncate(out.len() - (size - len));
+    true
+}
+
+/// Where a string goes: a member name, or a value (a member's value when
+/// `in_object`, else an element or the root).
+#[derive(Clone, Copy)]
+pub(super) enum Place {
+    Name,
+    Value { in_object: bool },
+}
+
+/// What takes the strings [`Reader::string`](super::Reader) finds in an input that lives for `'a`.
+pub(super) trait Strings<'a> {
+    /// Where decoded text goes.
+    type Text: Text;
+    /// A string without escapes, `input[start..end]`, its bytes checked to be UTF-8
+    /// as they were passed over.
+    fn checked(&mut self, input: &'a [u8], start: usize, end: usize, place: Place);
+    /// Where the string with escapes whose text goes on in `text` (UTF-8, up to the
+    /// closing quote and beyond) is decoded to, its first run, `text[..first_run]`,
+    /// taken already.
+    fn start_text(&mut self, text: &str, first_run: usize) -> Self::Text;
+    /// A string decoded from escapes.
+    fn decoded(&mut self, text: <Self::Text as Text>::Out, place: Place);
+    /// Whether the sink keeps its strings as copies, so that a long string is better
+    /// copied as it is scanned and handed over whole to [`copied`](Strings::copied).
+    const COPIES: bool = false;
+    /// A string without escapes, its text copied as it was checked (only when
+    /// [`COPIES`](Strings::COPIES)).
+    fn copied(&mut self, text: String, place: Place) {
+        let _ = (text, place);
+    }
+    /// Whether the sink keeps short strings inline, so that a short string with
+    /// escapes is better decoded straight into [`short`](Strings::short).
+    const KEEPS_SHORT: bool = false;
+    /// A string with escapes decoded to `text[..len]`, whole UTF-8 of at most
+    /// [`Str::INLINE_CAPACITY`] bytes (only when [`KEEPS_SHORT`](Strings::KEEPS_SHORT)).
+    fn short(&mut self, text: &[u8; Str::INLINE_CAPACITY], len: usize, place: Place) {
+        let _ = (text, len, place);
+    }
+}
+
+/// What [`Reader::walk`](super::Reader) finds, in order. `in_object` tells whether a completed
+/// value is a member value (its name came just before) or an element / the root.
+pub(super) trait Sink<'a>: Strings<'a> {
+    /// `null`, `true` or `false`.
+    fn literal(&mut self, v: Value, in_object: bool);
+    /// A number's text, checked against the grammar.
+    fn number(&mut self, input: &[u8], start: usize, end: usize, in_object: bool);
+    /// An array or object starts.
+    fn open(&mut self, object: bool);
+    /// The innermost open array or object ends; it is a value in its turn.
+    fn close(&mut self, object: bool, in_object: bool);
+}
+
+/// One string, for the reader's own methods: borrowed from the input unless it had
+/// escapes.
+impl<'a> Strings<'a> for Cow<'a, str> {
+    type Text = String;
+    /// Borrowing needs a `&str`, which safe code gets only through a UTF-8 check:
+    /// of this one string, which always passes.
+    fn checked(&mut self, input: &'a [u8], start: usize, end: usize, _: Place) {
+        let s = input.get(start..end).unwrap_or_default();
+        *self = Cow::Borrowed(core::str::from_utf8(s).unwrap_or_default());
+    }
+    /// The text is handed out, so it is sized once, from where the string's closing
+    /// quote is: the decoded text is never longer than the string's text, and a
+    /// window copied whole may reach [`WINDOW`] bytes past the end of a run before
+    /// it is cut back.
+    fn start_text(&mut self, text: &str, first_run: usize) -> String {
+        let mut out = String::with_capacity(string_end(text.as_bytes(), first_run) + WINDOW);
+        out.push_str(text.get(..first_run).unwrap_or_default());
+        out
+    }
+    fn decoded(&mut self, text: String, _: Place) {
+        *self = Cow::Owned(text);
+    }
+}
+
+/// Validation only: nothing is built.
+pub(super) struct Skip;
+
+/// Decoded text that is checked, not kept: its runs are skipped a word at a time.
+pub(super) struct Discard;
+
+impl Text for Discard {
+    type Out = ();
+    #[inline(always)]
+    fn take(&mut self, _: &str, _: usize, _: usize) {}
+    #[inline]
+    fn push_ascii(&mut self, _: u8) {}
+    #[inline]
+    fn push(&mut self, _: char) {}
+    #[inline]
+    fn finish(self) {}
+}
+
+impl Strings<'_> for Skip {
+    type Text = Discard;
+    fn checked(&mut self, _: &[u8], _: usize, _: usize, _: Place) {}
+    fn start_text(&mut self, _: &str, _: usize) -> Discard {
+        Discard
+    }
+    fn decoded(&mut self, _: (), _: Place) {}
+}
+
+impl Sink<'_> for Skip {
+    fn literal(&mut self, _: Value, _: bool) {}
+    fn number(&mut self, _: &[u8], _: usize, _: usize, _: bool) {}
+    fn open(&mut self, _: bool) {}
+    fn close(&mut self, _: bool, _: bool) {}
+}
+
+/// Builds a [`Value`]. Finished members and elements wait on scratch stacks; when
+/// a container closes, its part of a stack moves into one exact-size `Vec`, so each
+/// container costs one allocation. Strings with escapes are decoded into one
+/// scratch `String`, then copied into their `Str` (inline when short), so each costs
+/// at most one exact-size allocation; a long one takes the scratch text with it
+/// ([`HAND_OVER_TEXT_BYTES`]). With `std` the scratch stacks and text are
+/// kept per thread between parses, so a parse allocates only what it returns.
+#[derive(Default)]
+pub(super) struct Tree {
+    /// Members of the open objects. A member is pushed with a `null` placeholder
+    /// when its name is read.
+    pub(super) members: Vec<(Str, Value)>,
+    /// Elements of the open arrays, and the root value.
+    pub(super) elements: Vec<Value>,
+    /// For each open container, where its members or elements start.
+    pub(super) starts: Vec<usize>,
+    /// Where strings with escapes are decoded.
+    pub(super) text: String,
+}
+
+/// Scratch stacks bigger than this are not kept for the next parse.
+pub(super) const KEEP_SCRATCH_ITEMS: usize = 1024;
+
+/// A scratch text bigger than this is not kept for the next string.
+const KEEP_SCRATCH_TEXT_BYTES: usize = 256 * 1024;
+
+/// A decoded text at least this long is handed over as it is (its buffer cut back
+/// to its length) rather than copied out of the scratch text; the next string with
+/// escapes then starts a new scratch text, sized for the rest of the input: one
+/// copy of a long text fewer.
+const HAND_OVER_TEXT_BYTES: usize = 1024;
+
+#[cfg(feature = "std")]
+std::thread_local! {
+    pub(super) static SCRATCH: core::cell::RefCell<Tree> = const {
+        core::cell::RefCell::new(Tree {
+            members: Vec::new(),
+            elements: Vec::new(),
+            starts: Vec::new(),
+            text: String::new(),
+        })
+    };
+}
+
+/// The items of `stack` from `start` on, moved into a `Vec` of their own.
+#[inline]
+fn split_off<T>(stack: &mut Vec<T>, start: usize) -> Vec<T> {
+    match start {
+        // Not `split_off(0)` or `take`: the scratch stack keeps its capacity, the
+        // container gets exactly its length.
+        0 => {
+            let mut all = Vec::with_capacity(stack.len());
+            all.append(stack);
+            all
+        }
+        _ if start <= stack.len() => stack.split_off(start),
+        _ => Vec::new(),
+    }
+}
+
+impl Tree {
+    /// The root value; the scratch stacks are left empty for the next parse (and
+    /// let go when they grew too big to keep).
+    pub(super) fn finish(&mut self) -> Value {
+        let root = self.elements.pop().unwrap_or_default();
+        // (The text is kept only while small enough, see `decoded`.)
+        self.members.clear();
+        self.elements.clear();
+        self.starts.clear();
+        if self.members.capacity() > KEEP_SCRATCH_ITEMS
+            || self.elements.capacity() > KEEP_SCRATCH_ITEMS
+            || self.starts.capacity() > KEEP_SCRATCH_ITEMS
+        {
+            *self = Tree {
+                text: core::mem::take(&mut self.text),
+                ..Tree::default()
+            };
+        }
+        root
+    }
+
+    #[inline]
+    fn string(&mut self, s: Str, place: Place) {
+        match place {
+            Place::Name => self.members.push((s, Value::Null)),
+            Place::Value { in_object } => self.complete(Value::String(s), in_object),
+        }
+    }
+
+    /// A value is complete: the value of the member named last (in place of its
+    /// placeholder) when `in_object`, else the next element or the root.
+    #[inline]
+    fn complete(&mut self, v: Value, in_object: bool) {
+        self.complete_at(v, in_object);
+    }
+
+    /// [`complete`](Tree::complete), giving back where `v` went.
+    #[inline(always)]
+    fn complete_at(&mut self, v: Value, in_object: bool) -> Option<&mut Value> {
+        match self.members.last_mut() {
+            Some(member) if in_object => {
+                // The member's placeholder, `null`, has nothing to drop: said so, no
+                // call to drop it is made on the way.
+                let placeholder = core::mem::replace(&mut member.1, v);
+                if let Value::Null = placeholder {
+                    core::mem::forget(placeholder);
+                } else {
+                    drop(placeholder);
+                }
+                Some(&mut member.1)
+            }
+            _ => {
+                self.elements.push(v);
+                self.elements.last_mut()
+            }
+        }
+    }
+
+    /// The text `input[start..end]`, already checked to be UTF-8, as a member name
+    /// (`place`), a string value or, when `number`, a number value. A short one is
+    /// stored inline as it is, with no further check: an empty one goes into the
+    /// tree first, then the text is copied into it where it stands (see
+    /// [`Str::fill_checked_window`]), as a fixed-size window of the input where the
+    /// input goes on far enough. A long one is checked again as it is boxed (safe
+    /// code cannot box a `str` otherwise).
+    #[inline(always)]
+    fn text(&mut self, input: &[u8], start: usize, end: usize, place: Place, number: bool) {
+        let len = end - start;
+        if len > Str::INLINE_CAPACITY {
+            let text = input.get(start..end).unwrap_or_default();
+            let text = Str::from_checked_bytes(text).unwrap_or_default();
+            return match place {
+                Place::Value { in_object } if number => {
+                    let number = Number::from_checked_text(text);
+                    self.complete(Value::Number(number), in_object);
+                }
+                _ => self.string(text, place),
+            };
+        }
+        let empty = match place {
+            Place::Name => {
+                self.members.push((Str::new(), Value::Null));
+                self.members.last_mut().map(|member| &mut member.0)
+            }
+            Place::Value { in_object } if number => {
+                let number = Value::Number(Number::from_checked_text(Str::new()));
+                match self.complete_at(number, in_object) {
+                    Some(Value::Number(n)) => Some(n.text_mut()),
+                    _ => None,
+                }
+            }
+            Place::Value { in_object } => {
+                match self.complete_at(Value::String(Str::new()), in_object) {
+                    Some(Value::String(s)) => Some(s),
+                    _ => None,
+                }
+            }
+        };
+        let window = input
+            .get(start..start + Str::INLINE_CAPACITY)
+            .and_then(|w| <&[u8; Str::INLINE_CAPACITY]>::try_from(w).ok());
+        match (empty, window) {
+            (Some(empty), Some(window)) => empty.fill_checked_window(window, len),
+            (Some(empty), None) => {
+                empty.fill_checked_bytes(input.get(start..end).unwrap_or_default())
+            }
+            (None, _) => false,
+        };
+    }
+}
+
+/// The text `input[start..end]`, already checked to be UTF-8, as a [`Str`]: a short
+/// one is stored inline as it is, with no further check (copied as a fixed-size
+/// window of the input where the input goes on far enough); a long one is checked
+/// again as it is boxed (safe code cannot box a `str` otherwise).
+#[inline(always)]
+pub(super) fn checked_str(input: &[u8], start: usize, end: usize) -> Str {
+    let window = input
+        .get(start..start + Str::INLINE_CAPACITY)
+        .and_then(|w| <&[u8; Str::INLINE_CAPACITY]>::try_from(w).ok());
+    let inline = match window {
+        Some(window) => Str::from_checked_window(window, end - start),
+        None => None,
+    };
+    match inline {
+        Some(s) => s,
+        None => {
+            Str::from_checked_bytes(input.get(start..end).unwrap_or_default()).unwrap_or_default()
+        }
+    }
+}
+
+impl Strings<'_> for Tree {
+    type Text = String;
+    /// See [`Tree::text`].
+    #[inline(always)]
+    fn checked(&mut self, input: &[u8], start: usize, end: usize, place: Place) {
+        self.text(input, start, end, place, false);
+    }
+    /// The scratch text, emptied. A new or small one is sized for `text`, the rest
+    /// of the input (up to [`KEEP_SCRATCH_TEXT_BYTES`]), which the decoded string
+    /// cannot outgrow: a long string is then decoded without growing its buffer.
+    #[inline]
+    fn start_text(&mut self, text: &str, first_run: usize) -> String {
+        let mut out = core::mem::take(&mut self.text);
+        out.clear();
+        if out.capacity() < HAND_OVER_TEXT_BYTES {
+            out.reserve(text.len().min(KEEP_SCRATCH_TEXT_BYTES));
+        }
+        out.push_str(text.get(..first_run).unwrap_or_default());
+        out
+    }
+    /// Copied into its `Str`, and the scratch text goes back for the next string;
+    /// or, when long, handed over whole.
+    #[inline]
+    fn decoded(&mut self, text: String, place: Place) {
+        if text.len() >= HAND_OVER_TEXT_BYTES {
+            self.string(Str::from(text), place);
+            return;
+        }
+        self.string(Str::from(text.as_str()), place);
+        if text.capacity() <= KEEP_SCRATCH_TEXT_BYTES {
+            self.text = text;
+        }
+    }
+    const COPIES: bool = true;
+    /// Boxed as it is (cut back to its length).
+    fn copied(&mut self, text: String, place: Place) {
+        self.string(Str::from(text), place);
+    }
+    const KEEPS_SHORT: bool = true;
+    /// Filled in where it lies in the tree, as a short string without escapes is.
+    #[inline]
+    fn short(&mut self, text: &[u8; Str::INLINE_CAPACITY], len: usize, place: Place) {
+        self.text(text, 0, len, place, false);
+    }
+}
+
+impl Sink<'_> for Tree {
+    #[inline]
+    fn literal(&mut self, v: Value, in_object: bool) {
+        self.complete(v, in_object);
+    }
+    #[inline]
+    fn number(&mut self, input: &[u8], start: usize, end: usize, in_object: bool) {
+        self.text(input, start, end, Place::Value { in_object }, true);
+    }
+    #[inline]
+    fn open(&mut self, object: bool) {
+        let start = if object {
+            self.members.len()
+        } else {
+            self.elements.len()
+        };
+        self.starts.push(start);
+    }
+    #[inline]
+    fn close(&mut self, object: bool, in_object: bool) {
+        let start = self.starts.pop().unwrap_or_default();
+        let v = if object {
+            Value::Object(Object::from(split_off(&mut self.members, start)))
+        } else {
+            Value::Array(split_off(&mut self.elements, start))
+        };
+        self.complete(v, in_object);
+    }
+}
+
+/// The kinds of the open containers, one bit per level; the first 64 levels
+/// without allocating.
+#[derive(Default)]
+pub(super) struct Nesting {
+    len: usize,
+    top_word: u64,
+    lower_words: Vec<u64>,
+}
+
+impl Nesting {
+    /// How many containers are open.
+    #[inline]
+    pub(super) fn depth(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub(super) fn push(&mut self, object: bool) {
+        if self.len > 0 && self.len % 64 == 0 {
+            self.lower_words.push(self.top_word);
+            self.top_word = 0;
+        }
+        self.top_word |= (object as u64) << (self.len % 64);
+        self.len += 1;
+    }
+
+    #[inline]
+    pub(super) fn pop(&mut self) {
+        if self.len == 0 {
+            return;
+        }
+        self.len -= 1;
+        self.top_word &= !(1 << (self.len % 64));
+        if self.len > 0 && self.len % 64 == 0 {
+            self.top_word = self.lower_words.pop().unwrap_or_default();
+        }
+    }
+
+    #[inline]
+    pub(super) fn top(&self) -> Option<bool> {
+        let last = self.len.checked_sub(1)?;
+        Some(self.top_word >> (last % 64) & 1 == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::parse;
+
+    /// The thread's scratch stacks are left empty after each parse, good or bad, and
+    /// let go once they grew past what is kept.
+    #[cfg(feature = "std")]
+    #[test]
+    fn scratch_stacks_are_emptied_and_big_ones_let_go() {
+        let scratch = || {
+            SCRATCH.with_borrow(|t| {
+                let lens = (t.members.len(), t.elements.len(), t.starts.len());
+                let capacity = t.members.capacity().max(t.elements.capacity());
+                (lens, capacity.max(t.starts.capacity()))
+            })
+        };
+        assert!(parse(br#"{"a":[1,{"b":2}]}"#).is_ok());
+        assert_eq!(scratch().0, (0, 0, 0));
+        assert!(parse(br#"{"a":[1,{"b":2},"#).is_err());
+        assert_eq!(scratch().0, (0, 0, 0));
+        let big = alloc::format!("[{}0]", "0,".repeat(KEEP_SCRATCH_ITEMS * 2));
+        assert!(parse(big.as_bytes()).is_ok());
+        assert_eq!(scratch(), ((0, 0, 0), 0));
+        assert!(parse(br#"{"a":1}"#).is_ok());
+        assert!(scratch().1 > 0, "the stacks are used again");
+    }
+
+    /// Long decoded texts take the scratch text with them, shorter ones are copied
+    /// out of it; in any order, each string comes out whole.
+    #[test]
+    fn long_decoded_texts_are_handed_over_and_short_ones_copied() {
+        let piece = "ab\\n\\u00e9\\\"c\\ud83d\\ude00 d\\t";
+        let decoded = "ab\n\u{e9}\"c\u{1F600} d\t";
+        let unit = decoded.len();
+        for n in [
+            1,
+            2,
+            30,
+            HAND_OVER_TEXT_BYTES / unit,
+            HAND_OVER_TEXT_BYTES / unit + 1,
+            300,
+        ] {
+            let long = piece.repeat(n);
+            for order in 0..3 {
+                let members = match order {
+                    0 => alloc::format!(r#"{{"a":"{long}","b":"{piece}","c":"{long}"}}"#),
+                    1 => alloc::format!(r#"{{"b":"{piece}","a":"{long}","c":"{long}"}}"#),
+                    _ => alloc::format!(r#"{{"a":"{long}","c":"{long}","b":"{piece}"}}"#),
+                };
+                let value = parse(members.as_bytes()).unwrap();
+                for (name, want) in [
+                    ("a", decoded.repeat(n)),
+                    ("b", decoded.into()),
+                    ("c", decoded.repeat(n)),
+                ] {
+                    let got = value.get(name).and_then(Value::as_str);
+                    assert_eq!(
+                        got,
+                        Some(want.as_str()),
+                        "{n} x, order {order}, member {name}"
+                    );
+                }
+            }
+        }
+    }
+}
