@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use core::time::Duration;
 
-use dhara_protocol::extension::{self, Extension, RequestId, ServerInfo};
+use dhara_protocol::extension::{self, Extension, RequestHandle, ServerInfo};
 use dhara_protocol::host::{
     CallError, CallId, CallOptions, Config, Core, Event, Input, Output, PeerError, UsageError,
 };
@@ -891,7 +891,7 @@ fn echo_tool() -> Tool {
 struct Paired {
     process: Process,
     /// Requests waiting for the author.
-    pending: Vec<RequestId>,
+    pending: Vec<RequestHandle>,
     shutdown_seen: bool,
 }
 

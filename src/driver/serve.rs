@@ -12,7 +12,7 @@ use std::time::Duration;
 use std::vec::Vec;
 use std::{boxed::Box, eprintln, format};
 
-use crate::extension::{Config, Event, Extension, Input, Output, RequestId, ServerInfo};
+use crate::extension::{Config, Event, Extension, Input, Output, RequestHandle, ServerInfo};
 use crate::json::Value;
 use crate::message::{Tool, ToolResult};
 use crate::rpc::{ErrorCode, ErrorObject};
@@ -33,7 +33,7 @@ pub type ToolHandler =
 /// A tool call in progress, handed to its [`ToolHandler`].
 #[derive(Debug)]
 pub struct RunningCall {
-    request: RequestId,
+    request: RequestHandle,
     to_loop: SyncSender<Wake>,
 }
 
@@ -52,8 +52,8 @@ impl RunningCall {
 enum Wake {
     Stdin(Vec<u8>),
     StdinClosed,
-    Progress(RequestId, String),
-    Finished(RequestId, Result<ToolResult, ErrorObject>),
+    Progress(RequestHandle, String),
+    Finished(RequestHandle, Result<ToolResult, ErrorObject>),
 }
 
 /// An extension over this process's stdin and stdout: the shortest path to writing one

@@ -3,7 +3,7 @@
 use alloc::string::String;
 use core::fmt;
 
-use super::RequestId;
+use super::RequestHandle;
 use crate::json::{Str, Value};
 use crate::message::InitializeParams;
 use crate::rpc::{ErrorObject, Id};
@@ -57,7 +57,7 @@ pub enum Event {
     /// [`Config::validate_input`](super::Config::validate_input) is off).
     Execute {
         /// The handle to answer with.
-        request: RequestId,
+        request: RequestHandle,
         /// A tool from the registry.
         tool_name: Str,
         /// The tool's input.
@@ -68,7 +68,7 @@ pub enum Event {
     /// [`respond_value`](super::Extension::respond_value).
     Request {
         /// The handle to answer with.
-        request: RequestId,
+        request: RequestHandle,
         /// The method name.
         method: String,
         /// The params, if any.
@@ -151,9 +151,9 @@ impl fmt::Display for PeerError {
 #[non_exhaustive]
 pub enum UsageError {
     /// The request was already answered (by the author, or automatically).
-    AlreadyAnswered(RequestId),
+    AlreadyAnswered(RequestHandle),
     /// This endpoint never handed out this request handle.
-    UnknownRequest(RequestId),
+    UnknownRequest(RequestHandle),
 }
 
 impl fmt::Display for UsageError {

@@ -173,16 +173,16 @@ impl ServerInfo {
 /// an [`Extension`], whatever JSON-RPC id the Core used (even a repeated one).
 /// [`Extension::rpc_id`] gives that id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RequestId(u64);
+pub struct RequestHandle(u64);
 
-impl RequestId {
+impl RequestHandle {
     /// The handle as a number (1 for the first request handed out, then 2, ...).
     pub fn get(self) -> u64 {
         self.0
     }
 }
 
-impl fmt::Display for RequestId {
+impl fmt::Display for RequestHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "#{}", self.0)
     }
@@ -383,7 +383,11 @@ impl Extension {
 
     /// Answers a `tools/execute` request with the tool's result (`is_error: true` for
     /// a failure the LLM should see).
-    pub fn respond(&mut self, request: RequestId, result: ToolResult) -> Result<(), UsageError> {
+    pub fn respond(
+        &mut self,
+        request: RequestHandle,
+        result: ToolResult,
+    ) -> Result<(), UsageError> {
         let pending = self.take_pending(request)?;
         match pending.route {
             // Written straight from the typed result, without building its value.
@@ -402,7 +406,7 @@ impl Extension {
     /// codes are -32000 to -32099.
     pub fn respond_error(
         &mut self,
-        request: RequestId,
+        request: RequestHandle,
         error: ErrorObject,
     ) -> Result<(), UsageError> {
         self.respond_value(request, Err(error))
@@ -412,7 +416,7 @@ impl Extension {
     /// methods), or a `tools/execute` result built by hand.
     pub fn respond_value(
         &mut self,
-        request: RequestId,
+        request: RequestHandle,
         outcome: Result<Value, ErrorObject>,
     ) -> Result<(), UsageError> {
         let pending = self.take_pending(request)?;
@@ -429,7 +433,7 @@ impl Extension {
 
     /// Sends a `progress` notification for a pending request, with the request's
     /// JSON-RPC id as its `id` member. Any number of times before the answer.
-    pub fn progress(&mut self, request: RequestId, message: &str) -> Result<(), UsageError> {
+    pub fn progress(&mut self, request: RequestHandle, message: &str) -> Result<(), UsageError> {
         // The request's id is written from where it is kept, without a copy.
         let Some(pending) = self.pending.get(request) else {
             return Err(self.not_pending(request));
@@ -463,7 +467,7 @@ impl Extension {
     }
 
     /// The JSON-RPC id of a pending request; `None` once it is answered.
-    pub fn rpc_id(&self, request: RequestId) -> Option<&Id> {
+    pub fn rpc_id(&self, request: RequestHandle) -> Option<&Id> {
         self.pending.get(request).map(|p| &p.id)
     }
 
@@ -486,7 +490,7 @@ impl Extension {
 
     /// Registers a request the author answers; `None` (and the request is answered
     /// with [`TOO_MANY_PENDING`]) when too many already wait.
-    fn start_request(&mut self, route: Route, id: Id) -> Option<RequestId> {
+    fn start_request(&mut self, route: Route, id: Id) -> Option<RequestHandle> {
         if self.pending.len() >= self.config.max_pending {
             let error = ErrorObject::new(TOO_MANY_PENDING, "Too many pending requests").with_data(
                 Value::from(crate::json::Object::from_iter([(
@@ -498,7 +502,7 @@ impl Extension {
             return None;
         }
         self.last_request += 1;
-        let request = RequestId(self.last_request);
+        let request = RequestHandle(self.last_request);
         if let Route::Batch(batch) = route {
             self.batches.expect(batch);
         }
@@ -506,14 +510,14 @@ impl Extension {
         Some(request)
     }
 
-    fn take_pending(&mut self, request: RequestId) -> Result<Pending, UsageError> {
+    fn take_pending(&mut self, request: RequestHandle) -> Result<Pending, UsageError> {
         match self.pending.remove(request) {
             Some(pending) => Ok(pending),
             None => Err(self.not_pending(request)),
         }
     }
 
-    fn not_pending(&self, request: RequestId) -> UsageError {
+    fn not_pending(&self, request: RequestHandle) -> UsageError {
         if request.0 >= 1 && request.0 <= self.last_request {
             UsageError::AlreadyAnswered(request)
         } else {

@@ -2,14 +2,14 @@
 
 use alloc::collections::VecDeque;
 
-use super::{Pending, RequestId};
+use super::{Pending, RequestHandle};
 
 /// The pending requests in the order their handles were given out, which is the
 /// order of the handles themselves: a new one goes at the back, and one is found by
 /// binary search. Answers mostly come in order, so most are taken from the front.
 #[derive(Debug, Default)]
 pub(super) struct PendingRequests {
-    requests: VecDeque<(RequestId, Pending)>,
+    requests: VecDeque<(RequestHandle, Pending)>,
 }
 
 impl PendingRequests {
@@ -22,17 +22,17 @@ impl PendingRequests {
     }
 
     /// Adds a request whose handle is greater than every handle already given out.
-    pub(super) fn push(&mut self, request: RequestId, pending: Pending) {
+    pub(super) fn push(&mut self, request: RequestHandle, pending: Pending) {
         debug_assert!(self.requests.back().is_none_or(|(last, _)| *last < request));
         self.requests.push_back((request, pending));
     }
 
-    pub(super) fn get(&self, request: RequestId) -> Option<&Pending> {
+    pub(super) fn get(&self, request: RequestHandle) -> Option<&Pending> {
         let at = self.position(request)?;
         self.requests.get(at).map(|(_, pending)| pending)
     }
 
-    pub(super) fn remove(&mut self, request: RequestId) -> Option<Pending> {
+    pub(super) fn remove(&mut self, request: RequestHandle) -> Option<Pending> {
         let (_, pending) = match self.position(request)? {
             0 => self.requests.pop_front(),
             at => self.requests.remove(at),
@@ -40,7 +40,7 @@ impl PendingRequests {
         Some(pending)
     }
 
-    fn position(&self, request: RequestId) -> Option<usize> {
+    fn position(&self, request: RequestHandle) -> Option<usize> {
         match self.requests.front() {
             Some((first, _)) if *first == request => Some(0),
             _ => self

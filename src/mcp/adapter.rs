@@ -11,7 +11,7 @@ use super::types::{
     ProgressNotificationParams, ProgressToken, ResourceContents, ShapeError,
 };
 use super::{Decoder, LATEST_PROTOCOL_VERSION, Outbox, Received, SUPPORTED_PROTOCOL_VERSIONS};
-use crate::extension::{self, Extension, RequestId, ServerInfo};
+use crate::extension::{self, Extension, RequestHandle, ServerInfo};
 use crate::json::{Object, Value};
 use crate::message::{Content, Tool, ToolResult};
 use crate::rpc::{ErrorCode, ErrorObject, Id, Message, Notification, Request, Response};
@@ -146,7 +146,7 @@ pub enum AdapterEvent {
 enum Waiting {
     Initialize,
     ListTools,
-    Call(RequestId),
+    Call(RequestHandle),
 }
 
 /// How far the MCP handshake went.
@@ -599,7 +599,7 @@ impl Adapter {
         }
     }
 
-    fn answer_call(&mut self, request: RequestId, outcome: Result<Value, ErrorObject>) {
+    fn answer_call(&mut self, request: RequestHandle, outcome: Result<Value, ErrorObject>) {
         let Some(dhara) = &mut self.dhara else {
             debug_assert!(false, "a call answered before the Dhara side started");
             return;

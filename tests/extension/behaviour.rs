@@ -4,7 +4,7 @@
 use crate::extension_support;
 
 use dhara_protocol::extension::{
-    Config, Event, Extension, Input, Output, PeerError, RequestId, SHUTTING_DOWN, ServerInfo,
+    Config, Event, Extension, Input, Output, PeerError, RequestHandle, SHUTTING_DOWN, ServerInfo,
     TOO_MANY_PENDING, UsageError,
 };
 use dhara_protocol::json::{Str, Value};
@@ -21,7 +21,7 @@ fn execute(id: u64, tool: &str, input: &str) -> String {
 }
 
 /// The only `Execute` event of a run, as (request, tool, input).
-fn the_execute(events: &[Event]) -> (RequestId, Str, Value) {
+fn the_execute(events: &[Event]) -> (RequestHandle, Str, Value) {
     let executes: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
@@ -781,7 +781,7 @@ fn a_batch_is_answered_in_one_line_once_its_last_reply_is_known() {
         run.written.is_empty(),
         "two requests are left to the author"
     );
-    let executes: Vec<RequestId> = run
+    let executes: Vec<RequestHandle> = run
         .events
         .iter()
         .filter_map(|e| match e {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use core::time::Duration;
 
-use dhara_protocol::extension::{self, Extension, RequestId, ServerInfo};
+use dhara_protocol::extension::{self, Extension, RequestHandle, ServerInfo};
 use dhara_protocol::host::{self, CallError, CallId, Core, Reply, ShutdownReason};
 use dhara_protocol::json::{self, Value};
 use dhara_protocol::message::{InitializeParams, Progress, Tool, ToolResult};
@@ -43,7 +43,7 @@ fn tools() -> Vec<Tool> {
 /// told to, after reporting progress.
 #[derive(Default)]
 struct Author {
-    slow: Vec<(RequestId, u64)>,
+    slow: Vec<(RequestHandle, u64)>,
     shutdown_seen: bool,
 }
 

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 
 use dhara_protocol::extension::{
-    Config, Event, Extension, Input, Output, RequestId, ServerInfo, UsageError,
+    Config, Event, Extension, Input, Output, RequestHandle, ServerInfo, UsageError,
 };
 use dhara_protocol::frame::{DEFAULT_MAX_LINE_BYTES, Frame, LineDecoder};
 use dhara_protocol::json::{self, Value};
@@ -45,8 +45,8 @@ struct Session {
     /// Oversized lines: each may get one reply, if its id was found at its start.
     oversized: usize,
     /// Requests handed to the author and not answered yet.
-    pending: Vec<RequestId>,
-    answered: Vec<RequestId>,
+    pending: Vec<RequestHandle>,
+    answered: Vec<RequestHandle>,
     progress_asked: usize,
     progress_sent: usize,
     tools_announced: usize,
@@ -170,7 +170,7 @@ impl Session {
         self.stdin.max_line_bytes()
     }
 
-    fn answer(&mut self, request: RequestId, how: usize) {
+    fn answer(&mut self, request: RequestHandle, how: usize) {
         let id = self.extension.rpc_id(request).cloned();
         assert!(id.is_some(), "a pending request without its id");
         let result = match how {
