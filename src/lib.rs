@@ -164,6 +164,12 @@
 //! | `driver` (feature `std`) | blocking reference drivers over child processes and stdio |
 //!
 //! The two endpoints never import each other.
+//!
+//! ## What may grow
+//!
+//! Input and Output enums are exhaustive, so a new variant breaks every driver (a
+//! driver must act on each one); events, errors, reasons, states, statuses and
+//! configs are `#[non_exhaustive]`, so a new one can be ignored or defaulted.
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

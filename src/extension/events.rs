@@ -10,7 +10,6 @@ use crate::rpc::{ErrorObject, Id};
 
 /// What happened on the extension's side of the pipe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Input<'a> {
     /// Bytes read from stdin, in whatever chunks they arrived.
     Stdin(&'a [u8]),
@@ -21,7 +20,6 @@ pub enum Input<'a> {
 
 /// What the driver should do next.
 #[derive(Debug, PartialEq)]
-#[non_exhaustive]
 pub enum Output<'a> {
     /// Write all of these bytes to stdout (and flush), then poll again. They are
     /// whole lines; the next [`poll_output`](super::Extension::poll_output) reuses the

@@ -76,7 +76,6 @@ impl CallHandle {
 /// What happened, handed to [`Fleet::handle_input`](super::Fleet::handle_input) with
 /// the current time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Input<'a> {
     /// The process [`Output::Start`] asked for is running, its pipes open.
     Started(ProcessKey),
@@ -101,7 +100,6 @@ pub enum Input<'a> {
 /// What the driver should do next, from
 /// [`Fleet::poll_output`](super::Fleet::poll_output).
 #[derive(Debug, PartialEq)]
-#[non_exhaustive]
 pub enum Output<'a> {
     /// Start a process of the extension `process.extension()`
     /// ([`Fleet::name`](super::Fleet::name) names it), then report

@@ -55,7 +55,6 @@ impl Default for AdapterConfig {
 /// What happened on either side of an [`Adapter`], handed to
 /// [`Adapter::handle_input`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum AdapterInput<'a> {
     /// Bytes from the Dhara Core: this process's stdin.
     Dhara(&'a [u8]),
@@ -69,7 +68,6 @@ pub enum AdapterInput<'a> {
 
 /// What the driver of an [`Adapter`] should do next.
 #[derive(Debug, PartialEq)]
-#[non_exhaustive]
 pub enum AdapterOutput<'a> {
     /// Write these bytes (whole lines) to the Dhara Core: this process's stdout.
     ToDhara(&'a [u8]),

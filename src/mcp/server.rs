@@ -60,7 +60,6 @@ impl ServerConfig {
 
 /// What happened on either side of a [`Server`], handed to [`Server::handle_input`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ServerInput<'a> {
     /// Bytes from the MCP client: this process's stdin.
     Mcp(&'a [u8]),
@@ -74,7 +73,6 @@ pub enum ServerInput<'a> {
 
 /// What the driver of a [`Server`] should do next.
 #[derive(Debug, PartialEq)]
-#[non_exhaustive]
 pub enum ServerOutput<'a> {
     /// Write these bytes (whole lines) to the MCP client: this process's stdout.
     ToMcp(&'a [u8]),

@@ -145,7 +145,6 @@ fn session(extension: &mut Extension, chunks: &[&[u8]], answer_late: bool) -> Tr
                     t.exit = Some(code);
                 }
                 Output::Wait => return,
-                other => panic!("unexpected {other:?}"),
             }
         }
         panic!("the endpoint never waited");

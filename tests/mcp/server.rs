@@ -124,7 +124,6 @@ impl Session {
                         self.wait = deadline;
                         break;
                     }
-                    _ => break,
                 }
             }
             if !self.extension_exited {

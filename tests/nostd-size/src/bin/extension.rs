@@ -51,7 +51,6 @@ pub extern "C" fn _start() -> ! {
                 black_box(code);
             }
             Output::Wait => break,
-            _ => {}
         }
     }
     loop {
