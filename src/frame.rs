@@ -697,6 +697,48 @@ fn rfind_newline(hay: &[u8], scanned: &mut u64) -> Option<usize> {
     found
 }
 
+/// At most this many bytes of a bad line are kept in an [`Excerpt`]: enough to recognise
+/// the line in a report (an endpoint's `PeerError`).
+pub const EXCERPT_BYTES: usize = 200;
+
+/// The start of a line, kept to report it: at most [`EXCERPT_BYTES`] bytes, as they
+/// came (they may not be UTF-8).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Excerpt {
+    /// The first bytes of the line.
+    pub start: Vec<u8>,
+    /// The length of the whole line, in bytes.
+    pub len: u64,
+}
+
+impl Excerpt {
+    /// The excerpt of `line`, whose whole length is `len`.
+    pub(crate) fn of(line: &[u8], len: u64) -> Excerpt {
+        let start = line.get(..EXCERPT_BYTES).unwrap_or(line);
+        Excerpt {
+            start: start.to_vec(),
+            len,
+        }
+    }
+}
+
+impl fmt::Display for Excerpt {
+    /// The start as text (bytes that are not UTF-8 become U+FFFD), with `…` when the
+    /// line was longer.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for chunk in self.start.utf8_chunks() {
+            f.write_str(chunk.valid())?;
+            if !chunk.invalid().is_empty() {
+                f.write_str("\u{FFFD}")?;
+            }
+        }
+        if (self.start.len() as u64) < self.len {
+            f.write_str("…")?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 use alloc::format;
 use alloc::string::String;
 
-use super::{Event, Extension, PeerError, Route, SHUTTING_DOWN};
+use super::{Event, Excerpt, Extension, PeerError, Route, SHUTTING_DOWN};
 use crate::frame::{self, Frame};
 use crate::json::{Object, ParseOptions, RawValue, Value};
 use crate::message::{
@@ -42,9 +42,13 @@ impl Extension {
                     let error = self.too_long_error(len);
                     self.reply_error(Route::Line, id.clone(), error);
                 }
-                self.report(PeerError::TooLong { len, id });
+                let line = Excerpt::of(prefix, len);
+                self.report(PeerError::LineTooLong { line, id });
             }
-            Frame::Truncated { len, .. } => self.report(PeerError::Truncated { len }),
+            Frame::Truncated { prefix, len } => {
+                let line = Excerpt::of(prefix, len);
+                self.report(PeerError::Truncated { line });
+            }
         }
     }
 
@@ -69,6 +73,12 @@ impl Extension {
     /// Decodes a line and handles each of its messages.
     fn handle_line(&mut self, line: &[u8]) {
         match IncomingView::decode_expecting(line, &ParseOptions::DEFAULT, method::ALL) {
+            IncomingView::Single(Err(error)) if error.is_parse_error() => {
+                let response = error.to_response();
+                let line = Excerpt::of(line, u64::try_from(line.len()).unwrap_or(u64::MAX));
+                self.report(PeerError::NotJson { line, error });
+                self.reply(Route::Line, response);
+            }
             IncomingView::Single(entry) => self.handle_entry(Route::Line, entry),
             IncomingView::Batch(entries) => {
                 let batch = self.batches.open();
@@ -97,12 +107,9 @@ impl Extension {
                     id: e.id.unwrap_or(Id::Null),
                 });
             }
-            Err(e) => {
-                let response = e.to_response();
-                self.report(PeerError::Invalid {
-                    id: response.id.clone(),
-                    error: e.error_object(),
-                });
+            Err(error) => {
+                let response = error.to_response();
+                self.report(PeerError::InvalidMessage { error });
                 self.reply(route, response);
             }
         }

@@ -4,9 +4,10 @@ use alloc::string::String;
 use core::fmt;
 
 use super::RequestHandle;
+pub use crate::frame::Excerpt;
 use crate::json::{Str, Value};
 use crate::message::InitializeParams;
-use crate::rpc::{ErrorObject, Id};
+use crate::rpc::{DecodeError, Id};
 
 /// What happened on the extension's side of the pipe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,58 +89,59 @@ pub enum Event {
     Shutdown,
 }
 
-/// What was wrong with the input. Each comes with the reply sent for it, if any.
+/// What was wrong with the input. The same event has the same name and fields as in
+/// the Core's `host::PeerError`; each says which reply, if any, was sent for it.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum PeerError {
-    /// A line that is not JSON (answered with -32700, id `null`), or a message that is
-    /// not a valid JSON-RPC 2.0 request (answered with -32600).
-    Invalid {
-        /// The id the error reply was sent with (`null` when it could not be read).
-        id: Id,
-        /// The error object that was sent.
-        error: ErrorObject,
+    /// A line that is not JSON. Answered with -32700 (Parse error), id `null`.
+    NotJson {
+        /// The start of the line.
+        line: Excerpt,
+        /// Where the JSON went wrong.
+        error: DecodeError,
     },
-    /// A response: the extension never sends requests, so nothing can be answered.
-    /// Not replied to.
-    UnexpectedResponse {
-        /// The response's id.
-        id: Id,
+    /// JSON that is not a valid JSON-RPC 2.0 request (or batch entry). Answered with
+    /// -32600 (Invalid Request), with the id it carried when one could be read
+    /// ([`DecodeError::to_response`] is the reply).
+    InvalidMessage {
+        /// What is wrong with it.
+        error: DecodeError,
     },
     /// A line longer than [`Config::max_line_bytes`](super::Config::max_line_bytes),
     /// skipped. When an `"id"` was found at its start it was answered with -32600.
-    TooLong {
-        /// The length of the line, without its newline.
-        len: u64,
+    LineTooLong {
+        /// The start of the line.
+        line: Excerpt,
         /// The id found at the start of the line, which the error reply named.
         id: Option<Id>,
     },
     /// Stdin ended in the middle of a line; the partial line was dropped.
     Truncated {
-        /// The length of the partial line.
-        len: u64,
+        /// The start of the unfinished line.
+        line: Excerpt,
+    },
+    /// A response: the extension never sends requests, so nothing can be answered.
+    /// Not replied to.
+    UnexpectedResponse {
+        /// The response's id (`null` when it could not be read).
+        id: Id,
     },
 }
 
 impl fmt::Display for PeerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PeerError::Invalid { id, error } => write!(f, "invalid message (id {id}): {error}"),
-            PeerError::UnexpectedResponse { id } => {
-                write!(f, "a response (id {id}) to a request never sent")
+            PeerError::NotJson { line, error } => write!(f, "not JSON ({error}): {line}"),
+            PeerError::InvalidMessage { error } => write!(f, "invalid message: {error}"),
+            PeerError::LineTooLong { line, id: Some(id) } => {
+                write!(f, "line too long ({} bytes, id {id})", line.len)
             }
-            PeerError::TooLong { len, id: Some(id) } => {
-                write!(
-                    f,
-                    "a message of {len} bytes (id {id}) is over the line limit"
-                )
+            PeerError::LineTooLong { line, id: None } => {
+                write!(f, "line too long ({} bytes)", line.len)
             }
-            PeerError::TooLong { len, id: None } => {
-                write!(f, "a line of {len} bytes is over the line limit")
-            }
-            PeerError::Truncated { len } => {
-                write!(f, "stdin ended in the middle of a line ({len} bytes)")
-            }
+            PeerError::Truncated { line } => write!(f, "stream ended inside a line: {line}"),
+            PeerError::UnexpectedResponse { id } => write!(f, "unexpected response (id {id})"),
         }
     }
 }

@@ -67,7 +67,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-pub use events::{Event, Input, Output, PeerError, UsageError};
+pub use events::{Event, Excerpt, Input, Output, PeerError, UsageError};
 
 use crate::frame::{self, LineDecoder};
 use crate::json::Value;

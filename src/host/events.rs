@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use super::calls::{CallId, EndReason};
+pub use crate::frame::{EXCERPT_BYTES, Excerpt};
 use crate::json::Value;
 use crate::message::{
     FieldError, InitializeResult, Progress, RejectedTool, Tool, ToolList, ToolResult,
@@ -193,47 +194,6 @@ pub enum State {
     Closed,
 }
 
-/// At most this many bytes of a bad line are kept in a [`PeerError`].
-pub const EXCERPT_BYTES: usize = 200;
-
-/// The start of a line, kept to report it: at most [`EXCERPT_BYTES`] bytes, as they
-/// came (they may not be UTF-8).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Excerpt {
-    /// The first bytes of the line.
-    pub start: Vec<u8>,
-    /// The length of the whole line, in bytes.
-    pub len: u64,
-}
-
-impl Excerpt {
-    /// The excerpt of `line`, whose whole length is `len`.
-    pub(crate) fn of(line: &[u8], len: u64) -> Excerpt {
-        let start = line.get(..EXCERPT_BYTES).unwrap_or(line);
-        Excerpt {
-            start: start.to_vec(),
-            len,
-        }
-    }
-}
-
-impl fmt::Display for Excerpt {
-    /// The start as text (bytes that are not UTF-8 become U+FFFD), with `…` when the
-    /// line was longer.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for chunk in self.start.utf8_chunks() {
-            f.write_str(chunk.valid())?;
-            if !chunk.invalid().is_empty() {
-                f.write_str("\u{FFFD}")?;
-            }
-        }
-        if (self.start.len() as u64) < self.len {
-            f.write_str("…")?;
-        }
-        Ok(())
-    }
-}
-
 /// A mistake of the extension. It is reported as [`Event::Protocol`] and never ends the
 /// session by itself. The Core never answers a response, an error, or a line that is
 /// not JSON, so no error storm can start between the two sides; only a request gets an
@@ -259,6 +219,8 @@ pub enum PeerError {
     LineTooLong {
         /// The start of the line.
         line: Excerpt,
+        /// The id found at the start of the line, which names no call in flight.
+        id: Option<Id>,
     },
     /// The stream ended in the middle of a line. Discarded.
     Truncated {
@@ -405,12 +367,20 @@ fn write_unfinished(f: &mut fmt::Formatter<'_>, line: Option<&Excerpt>, how: &st
     }
 }
 
+/// `line too long (70000 bytes, id 7)`: the same words in both endpoints.
+fn write_too_long(f: &mut fmt::Formatter<'_>, line: &Excerpt, id: Option<&Id>) -> fmt::Result {
+    match id {
+        Some(id) => write!(f, "line too long ({} bytes, id {id})", line.len),
+        None => write!(f, "line too long ({} bytes)", line.len),
+    }
+}
+
 impl fmt::Display for PeerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PeerError::NotJson { line, error } => write!(f, "not JSON ({error}): {line}"),
             PeerError::InvalidMessage { error } => write!(f, "invalid message: {error}"),
-            PeerError::LineTooLong { line } => write!(f, "line too long ({} bytes)", line.len),
+            PeerError::LineTooLong { line, id } => write_too_long(f, line, id.as_ref()),
             PeerError::Truncated { line } => write!(f, "stream ended inside a line: {line}"),
             PeerError::UnknownId { id } => write!(f, "response with unknown id {id}"),
             PeerError::LateResponse { call, .. } => {

@@ -356,12 +356,12 @@ impl Core {
     /// An oversized line: if its first bytes name a call in flight, that call fails at
     /// once; otherwise it is reported.
     fn handle_too_long(&mut self, id: Option<Id>, line: Excerpt) {
-        match id.map(|id| self.calls.lookup(&id)) {
+        match id.as_ref().map(|id| self.calls.lookup(id)) {
             Some(Match::InFlight(call, _)) => {
                 let result = Err(CallError::TooLarge { len: line.len });
                 self.end_call(call, result, Some(EndReason::TooLarge));
             }
-            _ => self.report(PeerError::LineTooLong { line }),
+            _ => self.report(PeerError::LineTooLong { line, id }),
         }
     }
 

@@ -4,8 +4,8 @@
 use crate::extension_support;
 
 use dhara_protocol::extension::{
-    Config, Event, Extension, Input, Output, PeerError, RequestHandle, SHUTTING_DOWN, ServerInfo,
-    TOO_MANY_PENDING, UsageError,
+    Config, Event, Excerpt, Extension, Input, Output, PeerError, RequestHandle, SHUTTING_DOWN,
+    ServerInfo, TOO_MANY_PENDING, UsageError,
 };
 use dhara_protocol::json::{Str, Value};
 use dhara_protocol::message::{InitializeParams, NOT_INITIALIZED, Tool, ToolResult};
@@ -162,7 +162,9 @@ fn a_line_that_is_not_json_is_a_parse_error_with_id_null_and_the_session_goes_on
     assert_eq!(error_code(&reply), -32700);
     assert!(matches!(
         &run.events[..],
-        [Event::Protocol(PeerError::Invalid { id: Id::Null, error })] if error.code == ErrorCode::PARSE_ERROR
+        [Event::Protocol(PeerError::NotJson { line, error })]
+            if error.error_object().code == ErrorCode::PARSE_ERROR
+                && line.start == br#"{"jsonrpc":"2.0","id":3,"method":"tools/list""#
     ));
     for garbage in ["hello", "[1,", "\u{1}", "{}}", "nul"] {
         assert_eq!(
@@ -206,7 +208,7 @@ fn an_invalid_request_keeps_its_id_when_it_can() {
     assert_eq!(error_code(&run.line()), -32600);
     assert!(matches!(
         &run.events[..],
-        [Event::Protocol(PeerError::Invalid { .. })]
+        [Event::Protocol(PeerError::InvalidMessage { error })] if error.id.is_none()
     ));
 
     for text in [
@@ -450,7 +452,8 @@ fn a_line_over_the_limit_fails_its_request_at_once_when_the_id_is_readable() {
     assert_eq!(error_code(&reply), -32600);
     assert!(matches!(
         &run.events[..],
-        [Event::Protocol(PeerError::TooLong { len, id: Some(Id::String(s)) })] if *len == line.len() as u64 && s == "big"
+        [Event::Protocol(PeerError::LineTooLong { line: excerpt, id: Some(Id::String(s)) })]
+            if excerpt.len == line.len() as u64 && line.as_bytes().starts_with(&excerpt.start) && s == "big"
     ));
 
     // No id at the start, or a notification: reported, not answered.
@@ -459,7 +462,7 @@ fn a_line_over_the_limit_fails_its_request_at_once_when_the_id_is_readable() {
     assert!(run.written.is_empty());
     assert!(matches!(
         &run.events[..],
-        [Event::Protocol(PeerError::TooLong { id: None, .. })]
+        [Event::Protocol(PeerError::LineTooLong { id: None, .. })]
     ));
 
     // The stream is still in sync.
@@ -484,7 +487,12 @@ fn end_of_input_in_the_middle_of_a_line_is_reported() {
     assert_eq!(
         run.events,
         vec![
-            Event::Protocol(PeerError::Truncated { len: 29 }),
+            Event::Protocol(PeerError::Truncated {
+                line: Excerpt {
+                    start: br#"{"jsonrpc":"2.0","id":1,"meth"#.to_vec(),
+                    len: 29
+                }
+            }),
             Event::Shutdown
         ]
     );
@@ -798,7 +806,7 @@ fn a_batch_is_answered_in_one_line_once_its_last_reply_is_known() {
     assert!(
         run.events
             .iter()
-            .any(|e| matches!(e, Event::Protocol(PeerError::Invalid { .. })))
+            .any(|e| matches!(e, Event::Protocol(PeerError::InvalidMessage { .. })))
     );
 
     ext.progress(executes[1], "working").unwrap();

@@ -265,10 +265,25 @@ fn extension_rejects(line: &[u8], code: ErrorCode, id: Id) {
     let mut written_id = Vec::new();
     dhara_protocol::rpc::write_id(&id, &mut written_id);
     assert_eq!(answer["id"], json::parse(&written_id).unwrap());
-    assert!(matches!(
-        drained.events.as_slice(),
-        [ExtensionEvent::Protocol(ExtensionPeerError::Invalid { .. })]
-    ));
+    let reported = match drained.events.as_slice() {
+        [
+            ExtensionEvent::Protocol(ExtensionPeerError::NotJson {
+                line: excerpt,
+                error,
+            }),
+        ] => {
+            code == ErrorCode::PARSE_ERROR
+                && error.error_object().code == code
+                && line.starts_with(&excerpt.start)
+        }
+        [ExtensionEvent::Protocol(ExtensionPeerError::InvalidMessage { error })] => {
+            code != ErrorCode::PARSE_ERROR
+                && error.error_object().code == code
+                && error.id.clone().unwrap_or(Id::Null) == id
+        }
+        _ => false,
+    };
+    assert!(reported, "{:?}", drained.events);
     extension_goes_on(&mut extension);
 }
 
@@ -481,16 +496,17 @@ fn extension_answers_an_oversized_request_naming_its_id() {
         r#"{{"jsonrpc":"2.0","id":7,"method":"tools/execute","params":{{"toolName":"fetch_url","input":{{"url":"{}"}}}}}}"#,
         "x".repeat(4096)
     );
+    let line_len = line.len() as u64;
     let drained = send(&mut extension, &line);
     let answer = drained.line();
     assert_eq!(answer["id"], Value::from(7u8));
     assert_eq!(answer["error"]["code"], Value::from(-32600));
     assert!(matches!(
         drained.events.as_slice(),
-        [ExtensionEvent::Protocol(ExtensionPeerError::TooLong {
-            id: Some(_),
-            ..
-        })]
+        [ExtensionEvent::Protocol(ExtensionPeerError::LineTooLong {
+            id: Some(id),
+            line,
+        })] if *id == Id::from(7u64) && line.len == line_len
     ));
     extension_goes_on(&mut extension);
 }
@@ -537,9 +553,9 @@ fn extension_reports_a_stream_cut_mid_line() {
         matches!(
             drained.events.as_slice(),
             [
-                ExtensionEvent::Protocol(ExtensionPeerError::Truncated { len }),
+                ExtensionEvent::Protocol(ExtensionPeerError::Truncated { line }),
                 ExtensionEvent::Shutdown
-            ] if *len == cut.len() as u64
+            ] if line.len == cut.len() as u64 && line.start == cut
         ),
         "{:?}",
         drained.events

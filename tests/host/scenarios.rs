@@ -775,9 +775,10 @@ fn an_oversized_reply_fails_its_call_at_once() {
     // An oversized line that names no call in flight is reported, its excerpt bounded.
     s.feed_line(&reply(big.get(), &"y".repeat(1000)));
     let events = s.take_events();
-    let [Event::Protocol(PeerError::LineTooLong { line })] = events.as_slice() else {
+    let [Event::Protocol(PeerError::LineTooLong { line, id })] = events.as_slice() else {
         panic!("{events:?}")
     };
+    assert_eq!(*id, Some(Id::from(big.get())));
     assert!(line.start.len() <= 200);
     assert!(line.len > 1000);
     assert!(s.take_written().is_empty());
