@@ -45,6 +45,7 @@ impl Instant {
     }
 
     /// `self + d`, saturating at the largest representable instant.
+    #[must_use]
     pub fn saturating_add(self, d: Duration) -> Instant {
         Instant(self.0.saturating_add(d))
     }

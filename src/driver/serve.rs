@@ -93,6 +93,7 @@ impl StdioExtension {
 
     /// Adds a tool and the code that runs it. A tool with the same name replaces the
     /// earlier one.
+    #[must_use]
     pub fn tool(
         mut self,
         tool: Tool,
@@ -107,6 +108,7 @@ impl StdioExtension {
     /// Sets the Extension endpoint's configuration (limits, input validation).
     /// [`Config::custom_methods`] is left off: tools are all this driver serves, so
     /// the endpoint answers any other method with -32601 itself.
+    #[must_use]
     pub fn config(mut self, config: Config) -> StdioExtension {
         self.config = Some(config.custom_methods(false));
         self

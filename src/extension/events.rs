@@ -21,6 +21,7 @@ pub enum Input<'a> {
 
 /// What the driver should do next.
 #[derive(Debug, PartialEq)]
+#[must_use = "an output is an action for the driver: dropping it loses it"]
 pub enum Output<'a> {
     /// Write all of these bytes to stdout (and flush), then poll again. They are
     /// whole lines; the next [`poll_output`](super::Extension::poll_output) reuses the

@@ -126,24 +126,28 @@ impl Default for Config {
 
 impl Config {
     /// Sets [`max_line_bytes`](Config::max_line_bytes).
+    #[must_use]
     pub fn max_line_bytes(mut self, max_line_bytes: usize) -> Config {
         self.max_line_bytes = max_line_bytes;
         self
     }
 
     /// Sets [`validate_input`](Config::validate_input).
+    #[must_use]
     pub fn validate_input(mut self, validate: bool) -> Config {
         self.validate_input = validate;
         self
     }
 
     /// Sets [`custom_methods`](Config::custom_methods).
+    #[must_use]
     pub fn custom_methods(mut self, deliver: bool) -> Config {
         self.custom_methods = deliver;
         self
     }
 
     /// Sets [`max_pending`](Config::max_pending).
+    #[must_use]
     pub fn max_pending(mut self, max_pending: usize) -> Config {
         self.max_pending = max_pending;
         self

@@ -100,6 +100,7 @@ pub enum Input<'a> {
 /// What the driver should do next, from
 /// [`Fleet::poll_output`](super::Fleet::poll_output).
 #[derive(Debug, PartialEq)]
+#[must_use = "an output is an action for the driver: dropping it loses it"]
 pub enum Output<'a> {
     /// Start a process of the extension `process.extension()`
     /// ([`Fleet::name`](super::Fleet::name) names it), then report

@@ -108,12 +108,14 @@ impl Default for Config {
 
 impl Config {
     /// Sets [`max_in_flight`](Config::max_in_flight).
+    #[must_use]
     pub fn max_in_flight(mut self, max_in_flight: usize) -> Config {
         self.max_in_flight = max_in_flight;
         self
     }
 
     /// Sets [`max_queued`](Config::max_queued).
+    #[must_use]
     pub fn max_queued(mut self, max_queued: usize) -> Config {
         self.max_queued = max_queued;
         self
@@ -148,24 +150,28 @@ impl Default for ExtensionConfig {
 
 impl ExtensionConfig {
     /// Sets [`host`](ExtensionConfig::host).
+    #[must_use]
     pub fn host(mut self, host: host::Config) -> ExtensionConfig {
         self.host = host;
         self
     }
 
     /// Sets [`restart`](ExtensionConfig::restart).
+    #[must_use]
     pub fn restart(mut self, restart: RestartPolicy) -> ExtensionConfig {
         self.restart = restart;
         self
     }
 
     /// Sets [`max_in_flight`](ExtensionConfig::max_in_flight).
+    #[must_use]
     pub fn max_in_flight(mut self, max_in_flight: usize) -> ExtensionConfig {
         self.max_in_flight = max_in_flight;
         self
     }
 
     /// Sets [`cwd`](ExtensionConfig::cwd).
+    #[must_use]
     pub fn cwd(mut self, cwd: impl Into<String>) -> ExtensionConfig {
         self.cwd = cwd.into();
         self

@@ -70,6 +70,7 @@ impl Default for RestartPolicy {
 
 impl RestartPolicy {
     /// Sets [`when`](RestartPolicy::when).
+    #[must_use]
     pub fn when(mut self, when: RestartWhen) -> RestartPolicy {
         self.when = when;
         self
@@ -77,6 +78,7 @@ impl RestartPolicy {
 
     /// Sets [`backoff_initial`](RestartPolicy::backoff_initial) and
     /// [`backoff_cap`](RestartPolicy::backoff_cap).
+    #[must_use]
     pub fn backoff(mut self, initial: Duration, cap: Duration) -> RestartPolicy {
         self.backoff_initial = initial;
         self.backoff_cap = cap;
@@ -84,12 +86,14 @@ impl RestartPolicy {
     }
 
     /// Sets [`max_exits`](RestartPolicy::max_exits).
+    #[must_use]
     pub fn max_exits(mut self, max_exits: usize) -> RestartPolicy {
         self.max_exits = max_exits;
         self
     }
 
     /// Sets [`window`](RestartPolicy::window).
+    #[must_use]
     pub fn window(mut self, window: Duration) -> RestartPolicy {
         self.window = window;
         self

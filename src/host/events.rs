@@ -37,6 +37,7 @@ pub enum Input<'a> {
 
 /// What the driver should do next, from [`Core::poll_output`](super::Core::poll_output).
 #[derive(Debug, PartialEq)]
+#[must_use = "an output is an action for the driver: dropping it loses it"]
 pub enum Output<'a> {
     /// Write all of these bytes to the extension's stdin, then poll again. The slice
     /// borrows the Core's output buffer, which the next call to `poll_output` reuses.

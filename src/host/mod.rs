@@ -119,36 +119,42 @@ impl Default for Config {
 
 impl Config {
     /// Sets [`timeout`](Config::timeout).
+    #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Config {
         self.timeout = timeout;
         self
     }
 
     /// Sets [`grace`](Config::grace).
+    #[must_use]
     pub fn grace(mut self, grace: Duration) -> Config {
         self.grace = grace;
         self
     }
 
     /// Sets [`max_line_bytes`](Config::max_line_bytes).
+    #[must_use]
     pub fn max_line_bytes(mut self, max_line_bytes: usize) -> Config {
         self.max_line_bytes = max_line_bytes;
         self
     }
 
     /// Sets [`max_in_flight`](Config::max_in_flight).
+    #[must_use]
     pub fn max_in_flight(mut self, max_in_flight: usize) -> Config {
         self.max_in_flight = max_in_flight;
         self
     }
 
     /// Sets [`recent_ids`](Config::recent_ids).
+    #[must_use]
     pub fn recent_ids(mut self, recent_ids: usize) -> Config {
         self.recent_ids = recent_ids;
         self
     }
 
     /// Lets progress extend deadlines, up to `cap` in total (`None`: no cap).
+    #[must_use]
     pub fn progress_extends_deadline(mut self, extends: bool, cap: Option<Duration>) -> Config {
         self.progress_extends_deadline = extends;
         self.progress_cap = cap;
@@ -156,6 +162,7 @@ impl Config {
     }
 
     /// Sets [`validate_input`](Config::validate_input).
+    #[must_use]
     pub fn validate_input(mut self, validate: bool) -> Config {
         self.validate_input = validate;
         self

@@ -68,6 +68,7 @@ pub enum AdapterInput<'a> {
 
 /// What the driver of an [`Adapter`] should do next.
 #[derive(Debug, PartialEq)]
+#[must_use = "an output is an action for the driver: dropping it loses it"]
 pub enum AdapterOutput<'a> {
     /// Write these bytes (whole lines) to the Dhara Core: this process's stdout.
     ToDhara(&'a [u8]),

@@ -52,6 +52,7 @@ impl ServerConfig {
     }
 
     /// Sets [`core`](ServerConfig::core).
+    #[must_use]
     pub fn core(mut self, core: host::Config) -> ServerConfig {
         self.core = core;
         self
@@ -73,6 +74,7 @@ pub enum ServerInput<'a> {
 
 /// What the driver of a [`Server`] should do next.
 #[derive(Debug, PartialEq)]
+#[must_use = "an output is an action for the driver: dropping it loses it"]
 pub enum ServerOutput<'a> {
     /// Write these bytes (whole lines) to the MCP client: this process's stdout.
     ToMcp(&'a [u8]),
