@@ -29,6 +29,10 @@
 //! with the heap allocations per message. Times are the thread's CPU time where the
 //! system gives it. `docs/performance.md` explains the figures.
 
+// A counting global allocator and the process's CPU time need unsafe code; the
+// helpers are `pub` to be shared by this benchmark's modules, not exported.
+#![allow(unsafe_code, unreachable_pub)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};

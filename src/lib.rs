@@ -172,7 +172,6 @@
 //! configs are `#[non_exhaustive]`, so a new one can be ignored or defaulted.
 #![no_std]
 #![forbid(unsafe_code)]
-#![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate alloc;

@@ -14,6 +14,9 @@
 //! outside the counted parts. Run `cargo test --test alloc_counts -- --nocapture` to
 //! see the counts.
 
+// Helpers are `pub` to be shared by this binary's modules, not exported.
+#![allow(unreachable_pub)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -86,6 +89,7 @@ struct Counting;
 // SAFETY: every method passes its arguments unchanged to `System` and returns what
 // it returns, so `System`'s guarantees are this allocator's. Counting touches only a
 // thread-local `Cell` and never allocates.
+#[allow(unsafe_code)] // a global allocator is unsafe to implement; it only counts
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         record(false, layout.size());

@@ -2,6 +2,9 @@
 //! a whole session against a Core, and the examples of the JSON-RPC 2.0
 //! specification.
 
+// Helpers are `pub` to be shared by this binary's modules, not exported.
+#![allow(unreachable_pub)]
+
 #[path = "support/extension.rs"]
 mod extension_support;
 #[path = "support/pair.rs"]

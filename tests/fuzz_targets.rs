@@ -5,6 +5,9 @@
 //! the bodies get random bytes and mutated seeds from `fuzz/seeds/<target>/`, so a
 //! plain `cargo test` runs every invariant the fuzzers check.
 
+// Helpers are `pub` to be shared by this binary's modules, not exported.
+#![allow(unreachable_pub)]
+
 use std::path::Path;
 
 use proptest::collection::vec;

@@ -5,6 +5,9 @@
 //! `bad_input` installs a counting global allocator for this binary; it counts per
 //! thread, so the other tests here are not disturbed by it.
 
+// Helpers are `pub` to be shared by this binary's modules, not exported.
+#![allow(unreachable_pub)]
+
 #[path = "support/extension.rs"]
 mod extension_support;
 

@@ -27,6 +27,9 @@
 //! explore others. A failing case prints its shrunk script, and proptest saves it to
 //! replay.
 
+// Helpers are `pub` to be shared by this binary's modules, not exported.
+#![allow(unreachable_pub)]
+
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 

@@ -50,6 +50,7 @@ fn freed(bytes: usize) {
 
 // SAFETY: every call is passed on unchanged to the system allocator; the wrapper
 // only counts sizes in thread-local cells, which never allocate.
+#[allow(unsafe_code)] // a global allocator is unsafe to implement; it only counts
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's guarantees for `layout` are passed on.

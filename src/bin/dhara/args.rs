@@ -6,7 +6,7 @@ use std::time::Duration;
 
 /// The options shared by the commands that start an extension.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Options {
+pub(crate) struct Options {
     /// `--timeout DUR`: how long one call may take (default 30 s).
     pub timeout: Duration,
     /// `--grace DUR`: how long the extension has to exit after `shutdown` (default 5 s).
@@ -33,7 +33,7 @@ impl Default for Options {
 
 /// A command line split into its parts.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Invocation {
+pub(crate) struct Invocation {
     /// The arguments before `--` that are not options, in order.
     pub positional: Vec<String>,
     /// The options.
@@ -46,7 +46,7 @@ pub struct Invocation {
 
 /// A mistake on the command line, worded for the person who made it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UsageError(pub String);
+pub(crate) struct UsageError(pub String);
 
 impl std::fmt::Display for UsageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -56,7 +56,7 @@ impl std::fmt::Display for UsageError {
 
 /// Which options a command accepts.
 #[derive(Clone, Copy, Debug)]
-pub struct Accepts {
+pub(crate) struct Accepts {
     /// `--timeout`, `--grace` and `--cwd`.
     pub process: bool,
     /// `--json`.
@@ -68,7 +68,7 @@ pub struct Accepts {
 /// Splits `args` (the words after the subcommand) into positionals, options and the
 /// command after `--`. Options may come anywhere before `--`, as `--name VALUE` or
 /// `--name=VALUE`.
-pub fn parse(args: &[String], accepts: Accepts) -> Result<Invocation, UsageError> {
+pub(crate) fn parse(args: &[String], accepts: Accepts) -> Result<Invocation, UsageError> {
     let mut invocation = Invocation::default();
     let mut words = args.iter();
     while let Some(word) = words.next() {
@@ -123,7 +123,7 @@ fn is_number(word: &str) -> bool {
 
 /// Parses a duration: `250ms`, `2s`, `1m`, or a bare number of seconds. Decimals are
 /// allowed (`1.5s`).
-pub fn parse_duration(text: &str) -> Result<Duration, UsageError> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, UsageError> {
     let bad = || {
         UsageError(format!(
             "`{text}` is not a duration: write 250ms, 2s, 1m, or a number of seconds"
@@ -146,7 +146,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, UsageError> {
 }
 
 /// A duration as a person writes it: `250ms`, `2s`, `1.5s`, `2m`.
-pub fn format_duration(d: Duration) -> String {
+pub(crate) fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
     if ms < 1000 {
         format!("{ms}ms")

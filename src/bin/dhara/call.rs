@@ -24,10 +24,10 @@ const ACCEPTS: Accepts = Accepts {
 const STDERR_PREFIX: &str = "[extension] ";
 
 /// How long the session loop waits for the extension before reading stdin again.
-pub const SESSION_POLL: Duration = Duration::from_millis(10);
+pub(crate) const SESSION_POLL: Duration = Duration::from_millis(10);
 
 /// `dhara tools [OPTIONS] -- CMD [ARGS...]`
-pub fn tools(words: &[String]) -> Status {
+pub(crate) fn tools(words: &[String]) -> Status {
     let invocation = match parse_without_arguments(words, "tools") {
         Ok(invocation) => invocation,
         Err(status) => return status,
@@ -70,7 +70,7 @@ fn print_tool(tool: &Tool) {
 }
 
 /// `dhara call TOOL [INPUT_JSON] [OPTIONS] -- CMD [ARGS...]`
-pub fn call(words: &[String]) -> Status {
+pub(crate) fn call(words: &[String]) -> Status {
     let invocation = match parse(words, "call") {
         Ok(invocation) => invocation,
         Err(status) => return status,
@@ -185,7 +185,7 @@ fn refused(error: &UsageError, tool_name: &str) -> Failure {
 
 /// Prints a tool result: text as is, other content described; `--json`: the result as
 /// one line. The status says whether the tool reported an error.
-pub fn print_result(result: &ToolResult, json: bool) -> Status {
+pub(crate) fn print_result(result: &ToolResult, json: bool) -> Status {
     if json {
         print_json(&result.to_value());
     } else {
@@ -209,7 +209,7 @@ pub fn print_result(result: &ToolResult, json: bool) -> Status {
 }
 
 /// `dhara session [OPTIONS] -- CMD [ARGS...]`: calls from stdin lines, concurrently.
-pub fn session(words: &[String]) -> Status {
+pub(crate) fn session(words: &[String]) -> Status {
     let invocation = match parse_without_arguments(words, "session") {
         Ok(invocation) => invocation,
         Err(status) => return status,
@@ -229,7 +229,7 @@ pub fn session(words: &[String]) -> Status {
 }
 
 /// A line of the session's input, numbered from 1, or its end.
-pub enum Line {
+pub(crate) enum Line {
     Text(usize, String),
     /// A line longer than [`MAX_SESSION_LINE`], skipped.
     TooLong(usize),
@@ -237,11 +237,11 @@ pub enum Line {
 }
 
 /// The longest session line: the same bound as a protocol line.
-pub const MAX_SESSION_LINE: usize = dhara_protocol::frame::DEFAULT_MAX_LINE_BYTES;
+pub(crate) const MAX_SESSION_LINE: usize = dhara_protocol::frame::DEFAULT_MAX_LINE_BYTES;
 
 /// Reads `input` line by line, numbering every line (blank ones too), and sends each
 /// to the session; a line longer than [`MAX_SESSION_LINE`] is skipped, not kept.
-pub fn read_lines(mut input: impl BufRead, to_session: mpsc::SyncSender<Line>) {
+pub(crate) fn read_lines(mut input: impl BufRead, to_session: mpsc::SyncSender<Line>) {
     let limit = u64::try_from(MAX_SESSION_LINE).unwrap_or(u64::MAX);
     for number in 1.. {
         let mut line = Vec::new();
@@ -401,7 +401,11 @@ fn start_session_call(
 }
 
 /// `{"line": N, "tool": "...", "result": {...}}` or `{"line": N, "error": {...}}`.
-pub fn print_session_line(line: usize, tool: Option<&str>, outcome: Result<ToolResult, Failure>) {
+pub(crate) fn print_session_line(
+    line: usize,
+    tool: Option<&str>,
+    outcome: Result<ToolResult, Failure>,
+) {
     let mut object = Object::from_iter([("line", Value::from(line))]);
     if let Some(tool) = tool {
         object.push("tool", Value::from(tool));

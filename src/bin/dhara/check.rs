@@ -40,7 +40,7 @@ const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 const CHECK_WIDTH: usize = 38;
 
 /// `dhara check --help`.
-pub const USAGE: &str = "usage: dhara check [OPTIONS] -- CMD [ARGS...]
+pub(crate) const USAGE: &str = "usage: dhara check [OPTIONS] -- CMD [ARGS...]
 
 Checks that an extension works with the Dhara Core of this crate, and how closely it
 follows JSON-RPC 2.0. It starts CMD several times and CALLS EACH OF ITS TOOLS (the
@@ -109,7 +109,7 @@ EXIT STATUS: 0 no FAIL (WARN and SKIP allowed), 1 a FAIL, 2 usage error,
 
 /// The result of one check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     /// The extension does what is checked.
     Pass,
     /// It does not, but the Core copes, or never asks it to.
@@ -133,7 +133,7 @@ impl Status {
 }
 
 /// One row of the report.
-pub struct Row {
+pub(crate) struct Row {
     /// What was checked.
     pub check: String,
     /// How it went.
@@ -153,7 +153,7 @@ impl Row {
 }
 
 /// The rows so far, each printed as it comes when the report is a table.
-pub struct Report {
+pub(crate) struct Report {
     rows: Vec<Row>,
     strict: bool,
     table: bool,
@@ -195,7 +195,7 @@ struct Options {
 }
 
 /// Runs `dhara check` with the arguments after `check`; returns the exit code.
-pub fn run(args: &[String]) -> i32 {
+pub(crate) fn run(args: &[String]) -> i32 {
     let options = match parse_options(args) {
         Ok(Some(options)) => options,
         Ok(None) => {

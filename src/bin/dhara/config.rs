@@ -40,7 +40,7 @@ use crate::args::{self, Options, UsageError};
 
 /// One extension of the file.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ExtensionSpec {
+pub(crate) struct ExtensionSpec {
     pub name: String,
     /// The program and its arguments.
     pub command: Vec<String>,
@@ -54,7 +54,7 @@ pub struct ExtensionSpec {
 
 /// A mistake in the file, at a JSON path (empty: the file as a whole).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError {
+pub(crate) struct ConfigError {
     pub path: String,
     pub message: String,
 }
@@ -84,7 +84,7 @@ fn wrong_type(path: &str, expected: &str, found: &Value) -> ConfigError {
 
 /// Reads the file at `path`; a relative `cwd` in it is taken from the file's
 /// directory.
-pub fn load(path: &Path) -> Result<Vec<ExtensionSpec>, ConfigError> {
+pub(crate) fn load(path: &Path) -> Result<Vec<ExtensionSpec>, ConfigError> {
     let text = std::fs::read(path).map_err(|e| error("", format!("cannot read it: {e}")))?;
     let mut specs = parse(&text)?;
     let dir = path.parent().unwrap_or(Path::new(""));
@@ -97,7 +97,7 @@ pub fn load(path: &Path) -> Result<Vec<ExtensionSpec>, ConfigError> {
 }
 
 /// Reads a config file's text.
-pub fn parse(text: &[u8]) -> Result<Vec<ExtensionSpec>, ConfigError> {
+pub(crate) fn parse(text: &[u8]) -> Result<Vec<ExtensionSpec>, ConfigError> {
     let value = json::parse(text).map_err(|e| error("", format!("not JSON: {e}")))?;
     let top = object(&value, "", "an object with an `extensions` member")?;
     let mut extensions = None;
@@ -259,14 +259,14 @@ fn duration(value: &Value, path: &str) -> Result<Duration, ConfigError> {
 /// The words of a command line that uses a config file: `--config FILE` and each
 /// `--env KEY=VALUE` taken out, the rest left for [`args::parse`].
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct FleetArgs {
+pub(crate) struct FleetArgs {
     pub config: Option<PathBuf>,
     pub env: Vec<(String, String)>,
     pub rest: Vec<String>,
 }
 
 /// Whether the words before `--` name a config file.
-pub fn wanted(words: &[String]) -> bool {
+pub(crate) fn wanted(words: &[String]) -> bool {
     words
         .iter()
         .take_while(|w| *w != "--")
@@ -275,7 +275,7 @@ pub fn wanted(words: &[String]) -> bool {
 
 /// Takes `--config FILE` and `--env KEY=VALUE` (either also as `--name=VALUE`) out of
 /// the words before `--`.
-pub fn split_args(words: &[String]) -> Result<FleetArgs, UsageError> {
+pub(crate) fn split_args(words: &[String]) -> Result<FleetArgs, UsageError> {
     let mut split = FleetArgs::default();
     let mut words = words.iter();
     while let Some(word) = words.next() {
@@ -315,7 +315,7 @@ pub fn split_args(words: &[String]) -> Result<FleetArgs, UsageError> {
 }
 
 /// The fleet's settings for one extension, by the rule in the module docs.
-pub fn extension_config(spec: &ExtensionSpec, options: &Options) -> fleet::ExtensionConfig {
+pub(crate) fn extension_config(spec: &ExtensionSpec, options: &Options) -> fleet::ExtensionConfig {
     let host = host::Config::default()
         .timeout(spec.timeout.unwrap_or(options.timeout))
         .grace(spec.grace.unwrap_or(options.grace));
@@ -331,7 +331,11 @@ pub fn extension_config(spec: &ExtensionSpec, options: &Options) -> fleet::Exten
 }
 
 /// The command of one of the extension's processes, by the rule in the module docs.
-pub fn command(spec: &ExtensionSpec, options: &Options, env: &[(String, String)]) -> Command {
+pub(crate) fn command(
+    spec: &ExtensionSpec,
+    options: &Options,
+    env: &[(String, String)],
+) -> Command {
     let mut command = Command::new(spec.command.first().map_or("", String::as_str));
     command.args(spec.command.iter().skip(1));
     if let Some(cwd) = spec.cwd.as_ref().or(options.cwd.as_ref()) {

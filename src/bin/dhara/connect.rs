@@ -15,7 +15,7 @@ use crate::args::{Options, format_duration};
 
 /// How a command failed, with what to tell the person and the exit status.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// The exit status.
     pub status: Status,
     /// One line for stderr.
@@ -26,7 +26,7 @@ pub struct Failure {
 
 impl Failure {
     /// A failure described by a `kind` and a message.
-    pub fn new(status: Status, kind: &str, message: String) -> Failure {
+    pub(crate) fn new(status: Status, kind: &str, message: String) -> Failure {
         let json = Value::Object(Object::from_iter([
             ("kind", Value::from(kind)),
             ("message", Value::from(message.as_str())),
@@ -39,7 +39,7 @@ impl Failure {
     }
 
     /// The failure of a call, by how it ended.
-    pub fn of_call(error: &CallError, what: &str, options: &Options) -> Failure {
+    pub(crate) fn of_call(error: &CallError, what: &str, options: &Options) -> Failure {
         match error {
             CallError::Rpc(object) => Failure {
                 status: Status::Protocol,
@@ -74,7 +74,7 @@ impl Failure {
 
     /// Prints the failure: the message on stderr, and with `--json` the error object on
     /// stdout. Returns the status.
-    pub fn report(&self, json: bool) -> Status {
+    pub(crate) fn report(&self, json: bool) -> Status {
         eprintln!("dhara: {}", self.message);
         if json {
             let line = Value::Object(Object::from_iter([("error", self.json.clone())]));
@@ -97,7 +97,7 @@ fn unfinished(line: Option<&Excerpt>, how: &str) -> String {
 }
 
 /// `code: message (data)` for a JSON-RPC error.
-pub fn describe_error_object(error: &ErrorObject) -> String {
+pub(crate) fn describe_error_object(error: &ErrorObject) -> String {
     let mut text = format!("error {}: {}", error.code.code(), error.message);
     if let Some(data) = &error.data {
         text.push_str(&format!(" (data: {data})"));
@@ -106,7 +106,7 @@ pub fn describe_error_object(error: &ErrorObject) -> String {
 }
 
 /// A JSON-RPC error object as JSON.
-pub fn error_object_json(error: &ErrorObject) -> Value {
+pub(crate) fn error_object_json(error: &ErrorObject) -> Value {
     let mut object = Object::from_iter([
         ("code", Value::from(error.code.code())),
         ("message", Value::from(error.message.as_str())),
@@ -118,7 +118,7 @@ pub fn error_object_json(error: &ErrorObject) -> Value {
 }
 
 /// Prints one compact JSON line on stdout.
-pub fn print_json(value: &Value) {
+pub(crate) fn print_json(value: &Value) {
     let mut line = dhara_protocol::json::to_vec(value);
     line.push(b'\n');
     let mut out = std::io::stdout().lock();
@@ -126,7 +126,7 @@ pub fn print_json(value: &Value) {
 }
 
 /// A content item for a person: text as is, other items described.
-pub fn describe_content(content: &Content) -> String {
+pub(crate) fn describe_content(content: &Content) -> String {
     match content {
         Content::Text { text } => String::from(text.as_str()),
         Content::ImageData { mime_type, data } => format!(
@@ -161,7 +161,7 @@ pub fn describe_content(content: &Content) -> String {
 }
 
 /// Starts the extension command of a command line, as the options say.
-pub fn start(
+pub(crate) fn start(
     command: &[String],
     options: &Options,
     stderr: Stderr,
@@ -212,7 +212,7 @@ pub fn start(
 }
 
 /// The working directory sent in `initialize`: `--cwd` or the current directory.
-pub fn session_cwd(options: &Options) -> String {
+pub(crate) fn session_cwd(options: &Options) -> String {
     let dir = match &options.cwd {
         Some(cwd) => std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.clone()),
         None => std::env::current_dir().unwrap_or_default(),
@@ -221,7 +221,7 @@ pub fn session_cwd(options: &Options) -> String {
 }
 
 /// Initializes the extension, or says why it could not be.
-pub fn initialize(
+pub(crate) fn initialize(
     extension: &mut ExtensionProcess,
     options: &Options,
 ) -> Result<InitializeResult, Failure> {
@@ -236,7 +236,7 @@ pub fn initialize(
 /// Sends `shutdown` and waits for the exit (or the kill after the grace), telling the
 /// person what the extension got wrong meanwhile. Says so when the extension had to be
 /// killed, exited with an error code, or was ended by a signal.
-pub fn shut_down(extension: &mut ExtensionProcess, options: &Options) {
+pub(crate) fn shut_down(extension: &mut ExtensionProcess, options: &Options) {
     let outcome = extension.shutdown_with(|event| report_late(&event));
     if let Err(e) = outcome {
         eprintln!("dhara: shutdown: {e}");
@@ -248,7 +248,7 @@ pub fn shut_down(extension: &mut ExtensionProcess, options: &Options) {
 }
 
 /// How the extension ended, when it is worth saying: `None` for an exit with code 0.
-pub fn describe_exit(extension: &ExtensionProcess, options: &Options) -> Option<String> {
+pub(crate) fn describe_exit(extension: &ExtensionProcess, options: &Options) -> Option<String> {
     if extension.killed() {
         return Some(format!(
             "the extension did not exit within the grace period ({}) and was killed",
@@ -312,7 +312,7 @@ fn report_late(event: &Event) {
 }
 
 /// A trace hook printing `[  0.012s] -> {...}` lines to stderr.
-pub fn trace_to_stderr() -> TraceHook {
+pub(crate) fn trace_to_stderr() -> TraceHook {
     Box::new(|elapsed: Duration, traced: Traced<'_>| {
         let (arrow, text) = match traced {
             Traced::Sent(line) => ("->", String::from_utf8_lossy(line).into_owned()),

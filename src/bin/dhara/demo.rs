@@ -21,7 +21,7 @@ const GRACE: Duration = Duration::from_secs(1);
 const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `dhara demo [--trace]`
-pub fn run(words: &[String]) -> Status {
+pub(crate) fn run(words: &[String]) -> Status {
     let accepts = Accepts {
         process: false,
         json: false,

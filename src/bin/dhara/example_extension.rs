@@ -13,7 +13,7 @@ use dhara_protocol::rpc::ErrorObject;
 use crate::png;
 
 /// The name the extension reports in `initialize`.
-pub const NAME: &str = "dhara-example";
+pub(crate) const NAME: &str = "dhara-example";
 /// The longest `sleep` accepted, in milliseconds.
 const MAX_SLEEP_MS: u64 = 10 * 60 * 1000;
 /// How often `sleep` reports progress.
@@ -22,7 +22,7 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 const MAX_TEXT_BYTES: u64 = 1024 * 1024;
 
 /// Serves the example extension on stdin/stdout; returns the exit code.
-pub fn run() -> i32 {
+pub(crate) fn run() -> i32 {
     StdioExtension::new(NAME, env!("CARGO_PKG_VERSION"))
         .tool(
             tool("echo", "Return the text it is given", &[("text", "string")]),

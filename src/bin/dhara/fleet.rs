@@ -88,7 +88,7 @@ fn start(setup: &Setup, once: bool) -> FleetProcesses {
 
 /// `dhara tools --config FILE [OPTIONS]`: every tool of every extension, with its
 /// extension and qualified name.
-pub fn tools(words: &[String]) -> Status {
+pub(crate) fn tools(words: &[String]) -> Status {
     let setup = match setup(words, "tools", 0) {
         Ok(setup) => setup,
         Err(status) => return status,
@@ -264,7 +264,7 @@ fn start_all(fleet: &mut FleetProcesses, setup: &Setup) -> Started {
 }
 
 /// `dhara call --config FILE TOOL [INPUT_JSON] [OPTIONS]`
-pub fn call(words: &[String]) -> Status {
+pub(crate) fn call(words: &[String]) -> Status {
     let setup = match setup(words, "call", 2) {
         Ok(setup) => setup,
         Err(status) => return status,
@@ -374,7 +374,7 @@ struct Pending {
 
 /// `dhara session --config FILE [OPTIONS]`: calls from stdin lines, concurrently,
 /// over every extension of the file, which are restarted as their policies say.
-pub fn session(words: &[String]) -> Status {
+pub(crate) fn session(words: &[String]) -> Status {
     let setup = match setup(words, "session", 0) {
         Ok(setup) => setup,
         Err(status) => return status,
@@ -511,7 +511,7 @@ fn start_session_call(
 /// the command line by the same rule as the other commands: the file's `timeout`,
 /// `grace` and `cwd` follow the options given, so they win; an environment to set
 /// goes through `env`. The other options pass to `dhara check` as they are.
-pub fn check_words(words: &[String]) -> Result<Vec<String>, Status> {
+pub(crate) fn check_words(words: &[String]) -> Result<Vec<String>, Status> {
     let mut words = words.to_vec();
     let at = words
         .iter()

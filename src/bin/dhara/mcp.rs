@@ -34,7 +34,7 @@ USAGE:
 ";
 
 /// `dhara mcp adapt|serve [OPTIONS] -- CMD [ARGS...]`; the exit code.
-pub fn run(words: &[String]) -> i32 {
+pub(crate) fn run(words: &[String]) -> i32 {
     let Some((which, rest)) = words.split_first() else {
         eprint!("{MCP_USAGE}");
         return Status::Usage as i32;

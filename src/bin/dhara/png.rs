@@ -8,7 +8,7 @@ const STORED_BLOCK_MAX: usize = 65_535;
 
 /// Encodes 8-bit RGB pixels (`width * height * 3` bytes, row by row) as a PNG file.
 /// Returns `None` when `pixels` has the wrong length.
-pub fn encode_rgb(width: u32, height: u32, pixels: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn encode_rgb(width: u32, height: u32, pixels: &[u8]) -> Option<Vec<u8>> {
     let row_len = usize::try_from(width).ok()?.checked_mul(3)?;
     let rows = usize::try_from(height).ok()?;
     if row_len.checked_mul(rows)? != pixels.len() || width == 0 || height == 0 {
@@ -68,7 +68,7 @@ fn zlib_stored(data: &[u8]) -> Vec<u8> {
 }
 
 /// CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), as PNG uses it.
-pub fn crc32(bytes: &[u8]) -> u32 {
+pub(crate) fn crc32(bytes: &[u8]) -> u32 {
     let mut crc = !0u32;
     for &byte in bytes {
         crc ^= u32::from(byte);
@@ -81,7 +81,7 @@ pub fn crc32(bytes: &[u8]) -> u32 {
 }
 
 /// Adler-32, the zlib checksum.
-pub fn adler32(bytes: &[u8]) -> u32 {
+pub(crate) fn adler32(bytes: &[u8]) -> u32 {
     const MOD: u32 = 65_521;
     let (mut a, mut b) = (1u32, 0u32);
     // 5552 bytes is the most that can be summed before `b` could overflow.
@@ -97,7 +97,7 @@ pub fn adler32(bytes: &[u8]) -> u32 {
 }
 
 /// Standard base64 (RFC 4648, with padding).
-pub fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let symbol = |v: u32| char::from(ALPHABET[(v & 63) as usize]);
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
@@ -113,7 +113,7 @@ pub fn base64(bytes: &[u8]) -> String {
 }
 
 /// The number of bytes a padded base64 text decodes to (without decoding it).
-pub fn base64_decoded_len(text: &str) -> usize {
+pub(crate) fn base64_decoded_len(text: &str) -> usize {
     let text = text.trim_end();
     let padding = text.bytes().rev().take_while(|&b| b == b'=').count().min(2);
     (text.len() / 4 * 3).saturating_sub(padding)

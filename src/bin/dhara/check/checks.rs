@@ -45,7 +45,7 @@ const BEYOND_I64_ID: &str = "12345678901234567890";
 const MAX_RESTARTS: usize = 8;
 
 /// What the checks need besides the command.
-pub struct Settings {
+pub(super) struct Settings {
     /// The wait for the reply to `initialize`.
     pub timeout: Duration,
     /// The wait for every other reply, and for the exit after `shutdown` alone.
@@ -94,7 +94,7 @@ impl Probe {
 
 /// Runs every check against `command`, each row reported as it is decided; the
 /// stderr lines to show. `Err` when the command cannot be started.
-pub fn run(
+pub(super) fn run(
     command: &[String],
     settings: &Settings,
     report: &mut Report,
@@ -1005,7 +1005,7 @@ fn batch_outcome(reply: Reply, ids: &[Id], ext: &mut Process, wait: Duration) ->
 }
 
 /// Why a wait did not give the reply waited for.
-pub fn not_answered(reply: &Reply, ext: &mut Process, wait: Duration) -> String {
+pub(super) fn not_answered(reply: &Reply, ext: &mut Process, wait: Duration) -> String {
     match reply {
         Reply::Response(response) => format!("the reply has id {}", id_text(&response.id)),
         Reply::Batch(_) => String::from("answered with an array"),
@@ -1025,6 +1025,6 @@ pub fn not_answered(reply: &Reply, ext: &mut Process, wait: Duration) -> String 
 }
 
 /// An error object as `-32601 "Method not found"`.
-pub fn describe_error(error: &rpc::ErrorObject) -> String {
+pub(super) fn describe_error(error: &rpc::ErrorObject) -> String {
     format!("{} {:?}", error.code.code(), error.message)
 }

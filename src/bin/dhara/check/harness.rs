@@ -41,14 +41,14 @@ const KEPT_PROGRESS: usize = 64;
 /// Prints every line, with its direction and the time since the check began, to
 /// stderr (`--trace`).
 #[derive(Clone)]
-pub struct Trace {
+pub(super) struct Trace {
     start: Instant,
     enabled: bool,
 }
 
 impl Trace {
     /// A trace that prints only when `enabled`.
-    pub fn new(enabled: bool) -> Trace {
+    pub(super) fn new(enabled: bool) -> Trace {
         Trace {
             start: Instant::now(),
             enabled,
@@ -79,7 +79,7 @@ enum StdoutItem {
 }
 
 /// What a wait for a reply ended with.
-pub enum Reply {
+pub(super) enum Reply {
     /// A single response.
     Response(Response),
     /// A line holding an array: the replies to a batch.
@@ -93,7 +93,7 @@ pub enum Reply {
 }
 
 /// How a wait for the process to exit ended.
-pub enum Exit {
+pub(super) enum Exit {
     /// It exited, with this code (`None`: killed by a signal).
     Exited(Option<i32>),
     /// It was still running when the wait ended.
@@ -102,7 +102,7 @@ pub enum Exit {
 
 /// A count of unexpected lines, with the first one as an example.
 #[derive(Default)]
-pub struct Unexpected {
+pub(super) struct Unexpected {
     /// How many there were.
     pub count: usize,
     /// The first, as shown in the report.
@@ -117,7 +117,7 @@ impl Unexpected {
 }
 
 /// One running extension process.
-pub struct Process {
+pub(super) struct Process {
     number: usize,
     child: Child,
     stdin: Option<ChildStdin>,
@@ -149,7 +149,7 @@ pub struct Process {
 
 impl Process {
     /// Starts `command` in `cwd`, with all three standard streams piped.
-    pub fn spawn(
+    pub(super) fn spawn(
         number: usize,
         command: &[String],
         cwd: &Path,
@@ -213,12 +213,12 @@ impl Process {
     }
 
     /// The number of this process in the check (1 for the first started).
-    pub fn number(&self) -> usize {
+    pub(super) fn number(&self) -> usize {
         self.number
     }
 
     /// A request id not used before on this process: 1, 2, 3, ...
-    pub fn new_id(&mut self) -> Id {
+    pub(super) fn new_id(&mut self) -> Id {
         let id = self.next_id;
         self.next_id += 1;
         Id::from(id)
@@ -226,13 +226,13 @@ impl Process {
 
     /// Whether the process can still answer: it has not exited and its stdout is
     /// open.
-    pub fn is_alive(&mut self) -> bool {
+    pub(super) fn is_alive(&mut self) -> bool {
         self.stdout_open && self.poll_exit().is_none()
     }
 
     /// How the process ended, once it has: `exited with code 1`, `was killed by a
     /// signal`; `None` while it runs.
-    pub fn ended(&mut self) -> Option<String> {
+    pub(super) fn ended(&mut self) -> Option<String> {
         if self.stdout_open {
             // Its exit may take a moment to follow the end of its stdout.
             return None;
@@ -247,20 +247,20 @@ impl Process {
 
     /// How many bytes the extension wrote after its last complete line: a reply
     /// without its newline, or one cut by a missing flush.
-    pub fn pending_bytes(&self) -> usize {
+    pub(super) fn pending_bytes(&self) -> usize {
         self.pending.load(Ordering::Relaxed)
     }
 
     /// The `progress` params received since the last look, and how many more came
     /// beyond those kept.
-    pub fn take_progress(&mut self) -> (Vec<Value>, usize) {
+    pub(super) fn take_progress(&mut self) -> (Vec<Value>, usize) {
         let dropped = std::mem::take(&mut self.progress_dropped);
         (std::mem::take(&mut self.progress), dropped)
     }
 
     /// Writes one line as is (it may be anything, valid or not), then a newline.
     /// `id` is the request id the line carries, if it carries one.
-    pub fn send_line(&mut self, line: &[u8], id: Option<Id>) -> Result<(), String> {
+    pub(super) fn send_line(&mut self, line: &[u8], id: Option<Id>) -> Result<(), String> {
         if let Some(id) = id {
             self.awaited = format!("a reply to id {}, process {}", id_text(&id), self.number);
             self.earlier_ids.extend(self.latest_id.replace(id));
@@ -276,7 +276,7 @@ impl Process {
     }
 
     /// Sends a request.
-    pub fn send_request(
+    pub(super) fn send_request(
         &mut self,
         id: Id,
         method: &str,
@@ -294,7 +294,7 @@ impl Process {
     }
 
     /// Sends a notification.
-    pub fn send_notification(
+    pub(super) fn send_notification(
         &mut self,
         method: &str,
         params: Option<&Value>,
@@ -305,7 +305,7 @@ impl Process {
     }
 
     /// Closes the extension's stdin: end of input.
-    pub fn close_stdin(&mut self) {
+    pub(super) fn close_stdin(&mut self) {
         if self.stdin.take().is_some() {
             self.trace.line(self.number, "..", b"closed stdin");
         }
@@ -314,7 +314,7 @@ impl Process {
     /// Waits up to `wait` for the next reply that is not a late reply to an earlier
     /// request. Notifications from the extension are skipped; anything else that is
     /// not a reply is counted in [`unexpected`](Self::unexpected).
-    pub fn next_reply(&mut self, wait: Duration) -> Reply {
+    pub(super) fn next_reply(&mut self, wait: Duration) -> Reply {
         self.live.waiting(self.awaited.clone(), wait);
         let reply = self.wait_reply(wait);
         self.live.done();
@@ -358,7 +358,7 @@ impl Process {
 
     /// Waits up to `wait` for the process to exit, reading (and counting as unexpected)
     /// whatever it still writes meanwhile.
-    pub fn wait_exit(&mut self, wait: Duration) -> Exit {
+    pub(super) fn wait_exit(&mut self, wait: Duration) -> Exit {
         self.live
             .waiting(format!("process {} to exit", self.number), wait);
         let exit = self.wait_for_exit(wait);
@@ -392,7 +392,7 @@ impl Process {
     }
 
     /// Kills the process and its group (if it still runs) and waits for it.
-    pub fn kill(&mut self) {
+    pub(super) fn kill(&mut self) {
         if self.poll_exit().is_none() {
             let group = cfg!(unix).then(|| self.child.id());
             kill_group(&mut self.child, group);
@@ -403,7 +403,7 @@ impl Process {
     }
 
     /// The last lines the extension wrote on stderr.
-    pub fn stderr_tail(&self) -> Vec<String> {
+    pub(super) fn stderr_tail(&self) -> Vec<String> {
         match self.stderr_tail.lock() {
             Ok(tail) => tail.iter().cloned().collect(),
             Err(_) => Vec::new(),
@@ -543,14 +543,14 @@ fn deadline_after(wait: Duration) -> Instant {
 }
 
 /// An id as it appears on the wire: `17`, `"17"` or `null`.
-pub fn id_text(id: &Id) -> String {
+pub(super) fn id_text(id: &Id) -> String {
     let mut text = Vec::new();
     rpc::write_id(id, &mut text);
     shown(&text)
 }
 
 /// A line as it is shown in a report: lossy UTF-8, cut to a readable length.
-pub fn shown(line: &[u8]) -> String {
+pub(super) fn shown(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(line);
     match text.char_indices().nth(SHOWN_CHARS) {
         Some((cut, _)) => format!("{}...", text.get(..cut).unwrap_or_default()),

@@ -23,7 +23,7 @@ const SAMPLE_TEXT: &str = "dhara-check";
 
 /// An input for a tool whose `inputSchema` is `schema` (`None`: no schema). A tool's
 /// input is an object, so a schema that says nothing about the type gives `{}`.
-pub fn input_for(schema: Option<&Value>) -> Value {
+pub(super) fn input_for(schema: Option<&Value>) -> Value {
     match schema {
         Some(schema @ Value::Object(object)) if declares_value(object) => value_for(schema, 0),
         _ => Value::Object(Object::new()),

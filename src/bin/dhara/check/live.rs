@@ -29,14 +29,14 @@ struct State {
 
 /// The status line and the printing of rows (cheap to clone: one shared state).
 #[derive(Clone)]
-pub struct Live {
+pub(super) struct Live {
     state: Arc<Mutex<State>>,
     enabled: bool,
 }
 
 impl Live {
     /// A status line drawn on stderr when `wanted` and stderr is a terminal.
-    pub fn new(wanted: bool) -> Live {
+    pub(super) fn new(wanted: bool) -> Live {
         let live = Live {
             state: Arc::new(Mutex::new(State::default())),
             enabled: wanted && std::io::stderr().is_terminal(),
@@ -49,14 +49,14 @@ impl Live {
     }
 
     /// Shows that the check now waits for `what`, `limit` at most.
-    pub fn waiting(&self, what: impl Into<String>, limit: Duration) {
+    pub(super) fn waiting(&self, what: impl Into<String>, limit: Duration) {
         if self.enabled {
             self.lock().waiting = Some((what.into(), Instant::now(), limit));
         }
     }
 
     /// The wait is over.
-    pub fn done(&self) {
+    pub(super) fn done(&self) {
         if self.enabled {
             let mut state = self.lock();
             state.waiting = None;
@@ -65,7 +65,7 @@ impl Live {
     }
 
     /// Prints `text` on stdout at once, with the status line out of its way.
-    pub fn print(&self, text: &str) {
+    pub(super) fn print(&self, text: &str) {
         let mut state = self.lock();
         erase(&mut state);
         let mut out = std::io::stdout().lock();
@@ -74,7 +74,7 @@ impl Live {
     }
 
     /// Stops drawing for good and erases the status line.
-    pub fn finish(&self) {
+    pub(super) fn finish(&self) {
         let mut state = self.lock();
         state.finished = true;
         erase(&mut state);

@@ -16,14 +16,14 @@ use super::harness::{Process, Reply, id_text, shown};
 use super::{Row, Status};
 
 /// The most tools called.
-pub const MAX_CALLED_TOOLS: usize = 16;
+pub(super) const MAX_CALLED_TOOLS: usize = 16;
 /// How long a call that got no reply is given to answer once its stdin is closed.
 const AT_EXIT_WAIT: Duration = Duration::from_secs(1);
 /// The longest tool name LLM APIs accept.
 const MAX_NAME_LEN: usize = 64;
 
 /// The `initialize` result, read as the Core reads it.
-pub struct Declared {
+pub(super) struct Declared {
     /// The extension's name and version.
     pub name: String,
     /// Its version.
@@ -38,7 +38,7 @@ pub struct Declared {
 /// ([`InitializeResult::from_raw_keeping_good_tools`]): `name`, `version` and
 /// `tools` must be there, and a tool descriptor that does not fit is left out, with
 /// why.
-pub fn read_initialize(result: &Value) -> Result<Declared, String> {
+pub(super) fn read_initialize(result: &Value) -> Result<Declared, String> {
     let (result, rejected) = with_raw(result, InitializeResult::from_raw_keeping_good_tools)?;
     Ok(Declared {
         name: result.name,
@@ -50,7 +50,7 @@ pub fn read_initialize(result: &Value) -> Result<Declared, String> {
 
 /// Reads a `tools/list` result as the Core reads it: the tools, and why each
 /// descriptor left out does not fit.
-pub fn read_tool_list(result: &Value) -> Result<(Vec<Tool>, Vec<String>), String> {
+pub(super) fn read_tool_list(result: &Value) -> Result<(Vec<Tool>, Vec<String>), String> {
     let (list, rejected) = with_raw(result, ToolList::from_raw_keeping_good_tools)?;
     let rejected = rejected.iter().map(ToString::to_string).collect();
     Ok((list.tools, rejected))
@@ -69,7 +69,7 @@ fn with_raw<T>(
 /// The four rows about the declarations: `tool descriptors` (FAIL: a tool the Core
 /// cannot call), `tool names`, `tool descriptions` and `input schemas` (WARN: what
 /// LLM APIs and models need, which the Core does not).
-pub fn declaration_rows(declared: &Declared) -> Vec<Row> {
+pub(super) fn declaration_rows(declared: &Declared) -> Vec<Row> {
     let tools = &declared.tools;
     let mut problems = Vec::new();
     if !declared.unreadable.is_empty() {
@@ -182,7 +182,7 @@ fn schema_row(tools: &[Tool]) -> Row {
 }
 
 /// Whether LLM APIs accept `name` as a tool name: `^[a-zA-Z0-9_-]{1,64}$`.
-pub fn is_portable_name(name: &str) -> bool {
+pub(super) fn is_portable_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_NAME_LEN
         && name
@@ -192,7 +192,7 @@ pub fn is_portable_name(name: &str) -> bool {
 
 /// How a call ended, for what the checks do next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CallEnd {
+pub(super) enum CallEnd {
     /// A reply with exactly the id sent came (a result or an error).
     Answered,
     /// A reply came with another id, or a line that is not a valid reply.
@@ -205,7 +205,12 @@ pub enum CallEnd {
 
 /// Calls `tool` with `input` on `ext` and judges the reply: the row, and how the
 /// call ended.
-pub fn call_row(ext: &mut Process, tool: &str, input: &Value, wait: Duration) -> (Row, CallEnd) {
+pub(super) fn call_row(
+    ext: &mut Process,
+    tool: &str,
+    input: &Value,
+    wait: Duration,
+) -> (Row, CallEnd) {
     let check = format!("call {tool}");
     let id = ext.new_id();
     let params = ExecuteParams::new(tool, input.clone()).into_value();
