@@ -220,11 +220,15 @@ pub enum Event {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Stop {
-    /// It exited (or was killed, or its exit was reported after a kill).
+    /// It exited: by itself, or ended by a signal the fleet did not ask for (its
+    /// exit code, if it had one, even after a kill was asked).
     Exited {
         /// The exit code, `None` when ended by a signal.
         code: Option<i32>,
     },
+    /// The fleet had it killed (the grace after `shutdown` ran out, after a call's
+    /// timeout or the fleet's own shutdown), and it ended without an exit code.
+    Killed,
     /// It could not be started.
     StartFailed {
         /// Why, as the driver said.
@@ -236,7 +240,8 @@ impl fmt::Display for Stop {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Stop::Exited { code: Some(code) } => write!(f, "exited with code {code}"),
-            Stop::Exited { code: None } => f.write_str("was killed by a signal"),
+            Stop::Exited { code: None } => f.write_str("was ended by a signal"),
+            Stop::Killed => f.write_str("was killed when its shutdown grace ran out"),
             Stop::StartFailed { reason } => write!(f, "could not be started: {reason}"),
         }
     }

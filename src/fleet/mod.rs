@@ -356,6 +356,9 @@ struct Process {
     sent: Vec<(CallId, CallHandle)>,
     /// The Core said `Wait` and nothing has happened to it since.
     idle: bool,
+    /// The Core asked for this process to be killed (the grace after `shutdown`
+    /// ran out).
+    kill_asked: bool,
 }
 
 /// One call the fleet accepted.
@@ -667,6 +670,7 @@ impl Fleet {
             ready: false,
             sent: Vec::new(),
             idle: false,
+            kill_asked: false,
         }));
     }
 
@@ -771,7 +775,10 @@ impl Fleet {
                         return Some(Polled::Transmit(process.key));
                     }
                     host::Output::Event(event) => return Some(Polled::Event(index, event)),
-                    host::Output::Kill => return Some(Polled::Kill(process.key)),
+                    host::Output::Kill => {
+                        process.kill_asked = true;
+                        return Some(Polled::Kill(process.key));
+                    }
                     host::Output::CloseStdin => return Some(Polled::CloseStdin(process.key)),
                     host::Output::Wait(Some(at)) if at <= now => {
                         process.core.handle_input(now, host::Input::Timeout);
@@ -867,6 +874,9 @@ impl Fleet {
                     process: key,
                     reason,
                 });
+            }
+            host::Event::Closed { code: None } if process.kill_asked => {
+                self.stopped(key, Stop::Killed);
             }
             host::Event::Closed { code } => self.stopped(key, Stop::Exited { code }),
         }

@@ -629,7 +629,7 @@ fn demo_runs_to_the_end() {
         "the Core killed the process group",
         "14 tools; both offer every name, so each is listed by its qualified name:",
         "call echo: refused: tool name 'echo' is ambiguous: use one of 'left__echo', 'right__echo'",
-        "`right` was killed by a signal; the fleet starts it again",
+        "`right` was killed when its shutdown grace ran out; the fleet starts it again",
         "`right` is ready again: start 2, pid ",
         "call right__echo: result: served by the new process",
         "Done in ",

@@ -213,7 +213,9 @@ fn a_session_survives_a_kill_and_the_next_call_is_served_by_a_new_process() {
     );
     let stderr = text(&output.stderr);
     assert!(
-        stderr.contains("extension 'slow' was killed by a signal; it will be started again"),
+        stderr.contains(
+            "extension 'slow' was killed when its shutdown grace ran out; it will be started again"
+        ),
         "{stderr}"
     );
 }

@@ -91,7 +91,7 @@ fn two_extensions_one_registry_and_a_restart_after_a_timeout() {
             stopped.push((process.extension(), how));
         }
     }
-    assert_eq!(stopped, [(b, Stop::Exited { code: None })]);
+    assert_eq!(stopped, [(b, Stop::Killed)]);
     fleet.shutdown();
     assert!(fleet.is_closed());
 }

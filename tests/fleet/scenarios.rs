@@ -226,10 +226,7 @@ fn a_timeout_kills_the_process_and_the_next_call_is_served_by_a_new_one() -> Res
         Event::Stopped { process, how, next } if *process == first => Some((how, next)),
         _ => None,
     });
-    assert_eq!(
-        stopped,
-        Some((&Stop::Exited { code: None }, &Next::RestartAt(sim.now)))
-    );
+    assert_eq!(stopped, Some((&Stop::Killed, &Next::RestartAt(sim.now))));
 
     let second = sim.fleet.process(ext).unwrap();
     assert_eq!(second.start(), 2);

@@ -500,7 +500,7 @@ impl Sim {
                     }
                     _ => {}
                 }
-                if let Stop::Exited { .. } = how {
+                if let Stop::Exited { .. } | Stop::Killed = how {
                     let proc = self.procs.get(process);
                     if proc.is_none_or(|p| p.running) {
                         return Err(format!("{process:?} stopped before its exit was reported"));

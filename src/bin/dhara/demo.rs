@@ -298,7 +298,7 @@ impl Demo {
             match event {
                 FleetEvent::Stopped { process, how, .. } if process.extension() == right => {
                     outln!(
-                        "   [{:>5.2}s] after the grace, `right` {how}; the fleet starts it again",
+                        "   [{:>5.2}s] `right` {how}; the fleet starts it again",
                         self.elapsed()
                     );
                 }
