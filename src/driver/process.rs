@@ -82,6 +82,14 @@ pub struct Options {
     /// Default `true`. Off, such processes are left running; a process still holding
     /// the extension's stdout then delays the report of its exit by [`STDOUT_DRAIN`](crate::driver::STDOUT_DRAIN).
     /// (After [`Output::Kill`] the whole group is killed in any case.)
+    ///
+    /// The group is killed by its id (the extension's pid) *after* the extension
+    /// itself was reaped. While anything is left in the group, that id cannot be
+    /// given to another process. When nothing is left, there is a short window
+    /// between the reap and the kill in which the system may reuse the pid: a new
+    /// process with that pid that leads its own process group would be killed. The
+    /// window is small (the kill follows the reap at once); closing it would need a
+    /// wait that does not reap, which `std::process::Child` does not offer.
     pub end_process_group: bool,
 }
 
