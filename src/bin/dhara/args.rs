@@ -17,6 +17,18 @@ pub(crate) struct Options {
     pub json: bool,
     /// `--trace`: every message, with direction and time, to stderr.
     pub trace: bool,
+    /// `--config FILE`: the extensions are named in this file.
+    pub config: Option<PathBuf>,
+    /// Each `--env KEY=VALUE`, in order: set in the extensions' environment.
+    pub env: Vec<(String, String)>,
+    /// `--probe-timeout DUR` (check): the wait for every reply but `initialize`'s.
+    pub probe_timeout: Option<Duration>,
+    /// Each `--call TOOL INPUT` (check), the input as it was written.
+    pub calls: Vec<(String, String)>,
+    /// `--no-calls` (check): no tool is called.
+    pub no_calls: bool,
+    /// `--strict` (check): warnings fail too.
+    pub strict: bool,
 }
 
 impl Default for Options {
@@ -27,6 +39,12 @@ impl Default for Options {
             cwd: None,
             json: false,
             trace: false,
+            config: None,
+            env: Vec::new(),
+            probe_timeout: None,
+            calls: Vec::new(),
+            no_calls: false,
+            strict: false,
         }
     }
 }
@@ -63,11 +81,27 @@ pub(crate) struct Accepts {
     pub json: bool,
     /// `--trace`.
     pub trace: bool,
+    /// `--config` and `--env`.
+    pub config: bool,
+    /// `check`'s own: `--probe-timeout`, `--call`, `--no-calls` and `--strict`.
+    pub check: bool,
+}
+
+impl Accepts {
+    /// Only `-h`/`--help`; the others are turned on field by field.
+    pub(crate) const NONE: Accepts = Accepts {
+        process: false,
+        json: false,
+        trace: false,
+        config: false,
+        check: false,
+    };
 }
 
 /// Splits `args` (the words after the subcommand) into positionals, options and the
 /// command after `--`. Options may come anywhere before `--`, as `--name VALUE` or
-/// `--name=VALUE`.
+/// `--name=VALUE` (`--call TOOL INPUT` takes two words). This is the one parser of
+/// every command's options.
 pub(crate) fn parse(args: &[String], accepts: Accepts) -> Result<Invocation, UsageError> {
     let mut invocation = Invocation::default();
     let mut words = args.iter();
@@ -105,8 +139,38 @@ pub(crate) fn parse(args: &[String], accepts: Accepts) -> Result<Invocation, Usa
             "cwd" if accepts.process => options.cwd = Some(PathBuf::from(value()?)),
             "json" if accepts.json && inline_value.is_none() => options.json = true,
             "trace" if accepts.trace && inline_value.is_none() => options.trace = true,
+            "config" if accepts.config && options.config.is_some() => {
+                return Err(UsageError(String::from("--config is given twice")));
+            }
+            "config" if accepts.config => options.config = Some(PathBuf::from(value()?)),
+            "env" if accepts.config => {
+                let pair = value()?;
+                let Some((key, value)) = pair.split_once('=').filter(|(k, _)| !k.is_empty()) else {
+                    return Err(UsageError(format!(
+                        "--env {pair}: write KEY=VALUE, as in --env TOKEN=abc"
+                    )));
+                };
+                options.env.push((key.to_string(), value.to_string()));
+            }
+            "probe-timeout" if accepts.check => {
+                options.probe_timeout = Some(parse_duration(&value()?)?);
+            }
+            "call" if accepts.check => {
+                let needs =
+                    || UsageError(String::from("--call needs a tool name and a JSON input"));
+                let tool = value().map_err(|_| needs())?;
+                let input = words.next().cloned().ok_or_else(needs)?;
+                options.calls.push((tool, input));
+            }
+            "no-calls" if accepts.check && inline_value.is_none() => options.no_calls = true,
+            "strict" if accepts.check && inline_value.is_none() => options.strict = true,
             _ => return Err(unknown_option(word)),
         }
+    }
+    if invocation.options.no_calls && !invocation.options.calls.is_empty() {
+        return Err(UsageError(String::from(
+            "--call and --no-calls exclude each other",
+        )));
     }
     Ok(invocation)
 }
@@ -167,6 +231,8 @@ mod tests {
         process: true,
         json: true,
         trace: true,
+        config: true,
+        check: true,
     };
 
     fn words(s: &str) -> Vec<String> {
@@ -209,6 +275,56 @@ mod tests {
     }
 
     #[test]
+    fn config_env_and_the_check_options() {
+        let inv = parse(
+            &words(
+                "--config fleet.json --timeout 2s --env A=1 --env=B=x=y --json -- cmd --env C=3",
+            ),
+            ALL,
+        )
+        .expect("valid");
+        assert_eq!(inv.options.config, Some(PathBuf::from("fleet.json")));
+        assert_eq!(
+            inv.options.env,
+            [("A".into(), "1".into()), ("B".into(), "x=y".into())]
+        );
+        assert_eq!(inv.options.timeout, Duration::from_secs(2));
+        assert_eq!(inv.command, words("cmd --env C=3"));
+        for bad in [
+            "--env novalue",
+            "--env =v",
+            "--config a --config b",
+            "--config",
+        ] {
+            assert!(parse(&words(bad), ALL).is_err(), "{bad}");
+        }
+        let no_config = Accepts {
+            process: true,
+            ..Accepts::NONE
+        };
+        assert!(parse(&words("--config f.json"), no_config).is_err());
+        assert!(parse(&words("--env A=1"), no_config).is_err());
+
+        let inv = parse(
+            &words("--strict --probe-timeout=2s --call echo {} --call add {\"a\":1} -- x"),
+            ALL,
+        )
+        .expect("valid");
+        assert!(inv.options.strict && !inv.options.no_calls);
+        assert_eq!(inv.options.probe_timeout, Some(Duration::from_secs(2)));
+        assert_eq!(
+            inv.options.calls,
+            [
+                ("echo".into(), "{}".into()),
+                ("add".into(), "{\"a\":1}".into())
+            ]
+        );
+        assert!(parse(&words("--call echo"), ALL).is_err());
+        assert!(parse(&words("--call echo {} --no-calls"), ALL).is_err());
+        assert!(parse(&words("--strict"), no_config).is_err());
+    }
+
+    #[test]
     fn defaults() {
         let inv = parse(&[], ALL).unwrap();
         assert_eq!(inv.options, Options::default());
@@ -218,9 +334,8 @@ mod tests {
     #[test]
     fn mistakes_are_explained() {
         let only_trace = Accepts {
-            process: false,
-            json: false,
             trace: true,
+            ..Accepts::NONE
         };
         assert!(
             parse(&words("--timeout"), ALL)

@@ -18,6 +18,7 @@ const ACCEPTS: Accepts = Accepts {
     process: true,
     json: true,
     trace: true,
+    ..Accepts::NONE
 };
 
 /// The prefix of the extension's stderr lines on ours.

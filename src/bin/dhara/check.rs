@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use dhara_protocol::json::{self, Object, Value};
 
-use crate::args::{self, Accepts, format_duration, parse_duration};
+use crate::args::{self, Accepts, format_duration};
+use crate::config;
 use checks::Settings;
 use harness::Trace;
 use live::Live;
@@ -242,79 +243,70 @@ pub(crate) fn run(args: &[String]) -> i32 {
     if failed { EXIT_FAILED } else { EXIT_PASSED }
 }
 
-/// The words before `--` that only `check` takes, taken out of `words`.
-#[derive(Default)]
-struct CheckWords {
-    probe_timeout: Option<Duration>,
-    calls: Vec<(String, Value)>,
-    no_calls: bool,
-    strict: bool,
-}
-
-/// Takes `--probe-timeout`, `--call`, `--no-calls` and `--strict` out of the words
-/// before `--`; the rest go to the shared parser.
-fn take_check_words(words: &[String]) -> Result<(CheckWords, Vec<String>), String> {
-    let mut taken = CheckWords::default();
-    let mut rest = Vec::new();
-    let mut iter = words.iter();
-    while let Some(word) = iter.next() {
-        match word.as_str() {
-            "--" => {
-                rest.push(word.clone());
-                rest.extend(iter.by_ref().cloned());
-            }
-            "--strict" => taken.strict = true,
-            "--no-calls" => taken.no_calls = true,
-            "--probe-timeout" => {
-                let value = iter.next().ok_or("--probe-timeout needs a value")?;
-                taken.probe_timeout = Some(parse_duration(value).map_err(|e| e.to_string())?);
-            }
-            "--call" => {
-                let (Some(tool), Some(input)) = (iter.next(), iter.next()) else {
-                    return Err(String::from("--call needs a tool name and a JSON input"));
-                };
-                let input = json::parse(input.as_bytes())
-                    .map_err(|e| format!("--call {tool}: the input is not JSON: {e}"))?;
-                if !matches!(input, Value::Object(_)) {
-                    return Err(format!("--call {tool}: the input must be a JSON object"));
-                }
-                taken.calls.push((tool.clone(), input));
-            }
-            other => match other.strip_prefix("--probe-timeout=") {
-                Some(value) => {
-                    taken.probe_timeout = Some(parse_duration(value).map_err(|e| e.to_string())?);
-                }
-                None => rest.push(word.clone()),
-            },
-        }
-    }
-    if taken.no_calls && !taken.calls.is_empty() {
-        return Err(String::from("--call and --no-calls exclude each other"));
-    }
-    Ok((taken, rest))
-}
-
-/// The options and the command, or `None` when help was asked for.
+/// The options and the command, or `None` when help was asked for. With
+/// `--config FILE NAME` the command, and its `timeout`, `grace`, `cwd` and `env`, come
+/// from the extension NAME of the file, by the rule of the other commands: the file's
+/// values win over the options given.
 fn parse_options(words: &[String]) -> Result<Option<Options>, String> {
-    let (taken, words) = take_check_words(words)?;
     let accepts = Accepts {
         process: true,
         json: true,
         trace: true,
+        config: true,
+        check: true,
     };
-    let invocation = args::parse(&words, accepts).map_err(|e| e.to_string())?;
+    let invocation = args::parse(words, accepts).map_err(|e| e.to_string())?;
     if invocation.help {
         return Ok(None);
     }
-    if let Some(word) = invocation.positional.first() {
+    let mut options = invocation.options;
+    let mut positional = invocation.positional.iter();
+    let command = match options.config.take() {
+        Some(file) => {
+            let Some(name) = positional.next() else {
+                return Err(String::from(
+                    "`dhara check --config FILE NAME` needs the name of one of its extensions",
+                ));
+            };
+            if !invocation.command.is_empty() {
+                return Err(String::from(
+                    "--config names the extension's command: give none after `--`",
+                ));
+            }
+            let mut specs = config::load(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let Some(at) = specs.iter().position(|s| s.name == *name) else {
+                let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+                return Err(format!(
+                    "no extension `{name}` in the file; it names {}",
+                    names.join(", ")
+                ));
+            };
+            let spec = specs.swap_remove(at);
+            options.timeout = spec.timeout.unwrap_or(options.timeout);
+            options.grace = spec.grace.unwrap_or(options.grace);
+            options.cwd = spec.cwd.or(options.cwd);
+            options.env.extend(spec.env);
+            spec.command
+        }
+        None if invocation.command.is_empty() => {
+            return Err(String::from("no extension command given after --"));
+        }
+        None => invocation.command,
+    };
+    if let Some(word) = positional.next() {
         return Err(format!(
             "unexpected argument {word:?} (the command goes after --)"
         ));
     }
-    if invocation.command.is_empty() {
-        return Err(String::from("no extension command given after --"));
+    let mut given_calls = Vec::new();
+    for (tool, input) in options.calls {
+        let input = json::parse(input.as_bytes())
+            .map_err(|e| format!("--call {tool}: the input is not JSON: {e}"))?;
+        if !matches!(input, Value::Object(_)) {
+            return Err(format!("--call {tool}: the input must be a JSON object"));
+        }
+        given_calls.push((tool, input));
     }
-    let options = invocation.options;
     let cwd = match options.cwd {
         Some(dir) => std::fs::canonicalize(&dir)
             .map_err(|e| format!("cannot use --cwd {}: {e}", dir.display()))?,
@@ -323,20 +315,21 @@ fn parse_options(words: &[String]) -> Result<Option<Options>, String> {
     };
     let settings = Settings {
         timeout: options.timeout,
-        probe_timeout: taken.probe_timeout.unwrap_or(DEFAULT_PROBE_TIMEOUT),
+        probe_timeout: options.probe_timeout.unwrap_or(DEFAULT_PROBE_TIMEOUT),
         grace: options.grace,
         cwd,
+        env: options.env,
         trace: Trace::new(options.trace),
         // The status line would cut into the trace's lines.
         live: Live::new(!options.trace),
-        call_tools: !taken.no_calls,
-        given_calls: taken.calls,
+        call_tools: !options.no_calls,
+        given_calls,
     };
     Ok(Some(Options {
         settings,
         json: options.json,
-        strict: taken.strict,
-        command: invocation.command,
+        strict: options.strict,
+        command,
     }))
 }
 

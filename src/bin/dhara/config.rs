@@ -36,7 +36,7 @@ use dhara_protocol::fleet::{self, RestartPolicy, RestartWhen};
 use dhara_protocol::host;
 use dhara_protocol::json::{self, Object, Value};
 
-use crate::args::{self, Options, UsageError};
+use crate::args::{self, Options};
 
 /// One extension of the file.
 #[derive(Clone, Debug, PartialEq)]
@@ -256,62 +256,12 @@ fn duration(value: &Value, path: &str) -> Result<Duration, ConfigError> {
     args::parse_duration(text).map_err(|e| error(path, e.0))
 }
 
-/// The words of a command line that uses a config file: `--config FILE` and each
-/// `--env KEY=VALUE` taken out, the rest left for [`args::parse`].
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct FleetArgs {
-    pub config: Option<PathBuf>,
-    pub env: Vec<(String, String)>,
-    pub rest: Vec<String>,
-}
-
 /// Whether the words before `--` name a config file.
 pub(crate) fn wanted(words: &[String]) -> bool {
     words
         .iter()
         .take_while(|w| *w != "--")
         .any(|w| w == "--config" || w.starts_with("--config="))
-}
-
-/// Takes `--config FILE` and `--env KEY=VALUE` (either also as `--name=VALUE`) out of
-/// the words before `--`.
-pub(crate) fn split_args(words: &[String]) -> Result<FleetArgs, UsageError> {
-    let mut split = FleetArgs::default();
-    let mut words = words.iter();
-    while let Some(word) = words.next() {
-        if word == "--" {
-            split.rest.push(word.clone());
-            split.rest.extend(words.by_ref().cloned());
-            break;
-        }
-        let (name, inline) = match word.split_once('=') {
-            Some((name, value)) => (name, Some(value.to_string())),
-            None => (word.as_str(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| words.next().cloned())
-                .ok_or_else(|| UsageError(format!("{name} needs a value")))
-        };
-        match name {
-            "--config" if split.config.is_some() => {
-                return Err(UsageError(String::from("--config is given twice")));
-            }
-            "--config" => split.config = Some(PathBuf::from(value()?)),
-            "--env" => {
-                let pair = value()?;
-                let Some((key, value)) = pair.split_once('=').filter(|(k, _)| !k.is_empty()) else {
-                    return Err(UsageError(format!(
-                        "--env {pair}: write KEY=VALUE, as in --env TOKEN=abc"
-                    )));
-                };
-                split.env.push((key.to_string(), value.to_string()));
-            }
-            _ => split.rest.push(word.clone()),
-        }
-    }
-    Ok(split)
 }
 
 /// The fleet's settings for one extension, by the rule in the module docs.
@@ -478,23 +428,10 @@ mod tests {
     }
 
     #[test]
-    fn config_and_env_are_taken_out_of_the_words() {
-        let split = split_args(&words(
-            "--config fleet.json --timeout 2s --env A=1 --env=B=x=y --json -- cmd --env C=3",
-        ))
-        .expect("valid");
-        assert_eq!(split.config, Some(PathBuf::from("fleet.json")));
-        assert_eq!(
-            split.env,
-            [("A".into(), "1".into()), ("B".into(), "x=y".into())]
-        );
-        assert_eq!(split.rest, words("--timeout 2s --json -- cmd --env C=3"));
+    fn a_config_file_is_wanted_before_the_command_only() {
         assert!(wanted(&words("tools --config=f.json")));
+        assert!(wanted(&words("--config f.json")));
         assert!(!wanted(&words("-- ext --config f.json")));
-        assert!(split_args(&words("--env novalue")).is_err());
-        assert!(split_args(&words("--env =v")).is_err());
-        assert!(split_args(&words("--config a --config b")).is_err());
-        assert!(split_args(&words("--config")).is_err());
     }
 
     #[test]

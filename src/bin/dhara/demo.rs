@@ -26,6 +26,7 @@ pub(crate) fn run(words: &[String]) -> Status {
         process: false,
         json: false,
         trace: true,
+        ..Accepts::NONE
     };
     let invocation = match args::parse(words, accepts) {
         Ok(invocation) => invocation,

@@ -28,6 +28,8 @@ const ACCEPTS: Accepts = Accepts {
     process: true,
     json: true,
     trace: false,
+    config: true,
+    check: false,
 };
 
 /// The extensions of a command line with `--config`, and its options.
@@ -41,8 +43,7 @@ struct Setup {
 /// Reads `--config FILE`, `--env` and the other options; `Err` is the status of a
 /// usage error, already reported.
 fn setup(words: &[String], command: &str, arguments: usize) -> Result<Setup, Status> {
-    let split = config::split_args(words).map_err(|e| usage_error(&e.0))?;
-    let invocation = args::parse(&split.rest, ACCEPTS).map_err(|e| usage_error(&e.0))?;
+    let mut invocation = args::parse(words, ACCEPTS).map_err(|e| usage_error(&e.0))?;
     if let Some(extra) = invocation.positional.get(arguments) {
         return Err(usage_error(&format!(
             "`dhara {command} --config FILE` takes no argument `{extra}`"
@@ -53,14 +54,14 @@ fn setup(words: &[String], command: &str, arguments: usize) -> Result<Setup, Sta
             "--config names the extensions: give no command after `--`",
         ));
     }
-    let Some(file) = split.config else {
+    let Some(file) = invocation.options.config.take() else {
         return Err(usage_error("--config needs a file"));
     };
     let specs =
         config::load(&file).map_err(|e| usage_error(&format!("{}: {e}", file.display())))?;
     Ok(Setup {
         specs,
-        env: split.env,
+        env: core::mem::take(&mut invocation.options.env),
         options: invocation.options,
         positional: invocation.positional,
     })
@@ -504,68 +505,4 @@ fn start_session_call(
         tool: tool.to_string(),
     };
     Ok((call, pending))
-}
-
-/// `dhara check --config FILE NAME [OPTIONS]`: the words of `dhara check [OPTIONS] --
-/// CMD` for the extension NAME of the file (the word right after FILE), combined with
-/// the command line by the same rule as the other commands: the file's `timeout`,
-/// `grace` and `cwd` follow the options given, so they win; an environment to set
-/// goes through `env`. The other options pass to `dhara check` as they are.
-pub(crate) fn check_words(words: &[String]) -> Result<Vec<String>, Status> {
-    let mut words = words.to_vec();
-    let at = words
-        .iter()
-        .position(|w| w == "--config" || w.starts_with("--config="))
-        .map(|at| {
-            if words[at] == "--config" {
-                at + 2
-            } else {
-                at + 1
-            }
-        });
-    let name = match at {
-        Some(at) if words.get(at).is_some_and(|w| !w.starts_with('-')) => words.remove(at),
-        _ => {
-            return Err(usage_error(
-                "`dhara check --config FILE NAME` needs the name of one of its extensions after FILE",
-            ));
-        }
-    };
-    let split = config::split_args(&words).map_err(|e| usage_error(&e.0))?;
-    if split.rest.iter().any(|w| w == "--") {
-        return Err(usage_error(
-            "--config names the extension's command: give none after `--`",
-        ));
-    }
-    let Some(file) = split.config else {
-        return Err(usage_error("--config needs a file"));
-    };
-    let specs =
-        config::load(&file).map_err(|e| usage_error(&format!("{}: {e}", file.display())))?;
-    let Some(spec) = specs.iter().find(|s| s.name == name) else {
-        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-        return Err(usage_error(&format!(
-            "no extension `{name}` in the file; it names {}",
-            names.join(", ")
-        )));
-    };
-    let mut out = split.rest;
-    let ms = |d: Duration| format!("{}ms", d.as_millis());
-    if let Some(timeout) = spec.timeout {
-        out.extend([String::from("--timeout"), ms(timeout)]);
-    }
-    if let Some(grace) = spec.grace {
-        out.extend([String::from("--grace"), ms(grace)]);
-    }
-    if let Some(cwd) = &spec.cwd {
-        out.extend([String::from("--cwd"), cwd.display().to_string()]);
-    }
-    out.push(String::from("--"));
-    if !split.env.is_empty() || !spec.env.is_empty() {
-        out.push(String::from("env"));
-        let pairs = split.env.iter().chain(&spec.env);
-        out.extend(pairs.map(|(key, value)| format!("{key}={value}")));
-    }
-    out.extend(spec.command.iter().cloned());
-    Ok(out)
 }

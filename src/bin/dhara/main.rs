@@ -126,10 +126,6 @@ fn main() -> ExitCode {
         "session" if config::wanted(rest) => fleet::session(rest),
         "session" => call::session(rest),
         "mcp" => return ExitCode::from(u8::try_from(mcp::run(rest)).unwrap_or(1)),
-        "check" if config::wanted(rest) => match fleet::check_words(rest) {
-            Ok(words) => return ExitCode::from(u8::try_from(check::run(&words)).unwrap_or(1)),
-            Err(status) => status,
-        },
         "check" => return ExitCode::from(u8::try_from(check::run(rest)).unwrap_or(1)),
         "example-extension" => {
             if let Some(extra) = rest.first() {

@@ -17,6 +17,7 @@ const ACCEPTS: Accepts = Accepts {
     process: true,
     json: false,
     trace: true,
+    ..Accepts::NONE
 };
 
 /// The usage of `dhara mcp`.

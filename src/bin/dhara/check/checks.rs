@@ -54,6 +54,8 @@ pub(super) struct Settings {
     pub grace: Duration,
     /// The extension's working directory, also sent in `initialize`.
     pub cwd: PathBuf,
+    /// Added to the extension's environment (`--env`, then the config file's `env`).
+    pub env: Vec<(String, String)>,
     /// Where lines are traced.
     pub trace: Trace,
     /// The status line.
@@ -174,7 +176,14 @@ impl Run<'_> {
     fn spawn(&mut self) -> Result<Process, String> {
         self.started += 1;
         let s = self.settings;
-        Process::spawn(self.started, self.command, &s.cwd, &s.trace, &s.live)
+        Process::spawn(
+            self.started,
+            self.command,
+            &s.cwd,
+            &s.env,
+            &s.trace,
+            &s.live,
+        )
     }
 
     /// Reports a row; the first FAIL blames the session process running then.

@@ -148,11 +148,13 @@ pub(super) struct Process {
 }
 
 impl Process {
-    /// Starts `command` in `cwd`, with all three standard streams piped.
+    /// Starts `command` in `cwd`, with `env` added to its environment and all three
+    /// standard streams piped.
     pub(super) fn spawn(
         number: usize,
         command: &[String],
         cwd: &Path,
+        env: &[(String, String)],
         trace: &Trace,
         live: &Live,
     ) -> Result<Process, String> {
@@ -160,6 +162,7 @@ impl Process {
         let mut process = Command::new(program);
         process
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
