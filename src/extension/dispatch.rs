@@ -5,36 +5,65 @@ use alloc::string::String;
 
 use super::{Event, Excerpt, Extension, PeerError, Route, SHUTTING_DOWN};
 use crate::frame::{self, Frame};
-use crate::json::{Object, ParseOptions, RawValue, Value};
+use crate::json::{self, Object, ParseOptions, RawValue, Reader, Value};
 use crate::message::{
     ExecuteParams, FieldError, InitializeParams, InitializeResult, NOT_INITIALIZED, ToolList,
     method,
 };
 use crate::rpc::{
-    self, DecodeError, ErrorCode, ErrorObject, Id, IncomingView, MessageRead, MessageView,
-    PayloadOf, RequestView,
+    self, DecodeError, ErrorCode, ErrorObject, Id, IncomingView, MessageView, PayloadOf,
+    RequestView,
 };
+
+/// A payload as the Extension reads it: the params of a `tools/execute` request it
+/// would run, read straight from the line; any other payload as its text.
+enum Payload<'a> {
+    Raw(RawValue<'a>),
+    Execute(Result<ExecuteParams, FieldError>),
+}
+
+/// How the Extension reads payloads: `runs` when a `tools/execute` request would
+/// run (initialized, not shutting down).
+struct Payloads {
+    runs: bool,
+}
+
+impl<'a> rpc::Payloads<'a> for Payloads {
+    type Payload = Payload<'a>;
+
+    #[inline]
+    fn read(
+        &mut self,
+        of: Option<PayloadOf<'_>>,
+        reader: &mut Reader<'a>,
+    ) -> Result<Payload<'a>, json::Error> {
+        match of {
+            Some(PayloadOf::Params {
+                id: Some(_),
+                method: method::TOOLS_EXECUTE,
+            }) if self.runs => ExecuteParams::read_from(reader).map(Payload::Execute),
+            _ => reader.read_raw().map(Payload::Raw),
+        }
+    }
+}
+
+/// An entry of a line, its payloads as the Extension reads them.
+type Entry<'a> = Result<MessageView<'a, Payload<'a>>, DecodeError>;
 
 impl Extension {
     /// Decodes and handles the next complete line from stdin. `false` when there is
     /// none yet.
     ///
     /// The line is handled where it lies, in the decoder's buffer
-    /// ([`frame::handle_next_frame`]): its messages borrow from it
-    /// ([`MessageRead::decode_expecting`], else [`IncomingView::decode_expecting`]), and the params are read
-    /// straight from its text.
+    /// ([`frame::handle_next_frame`]): its messages borrow from it, and it is read
+    /// once, the params of a `tools/execute` request straight into
+    /// [`ExecuteParams`] in the same pass ([`rpc::decode_reading`]).
     pub(super) fn read_next_line(&mut self) -> bool {
         frame::handle_next_frame(self, |e| &mut e.decoder, Extension::handle_frame)
     }
 
     fn handle_frame(&mut self, frame: Frame<'_>) {
         match frame {
-            Frame::Line(line) if self.initialized && !self.shutting_down => {
-                match read_execute(line) {
-                    Some((id, params)) => self.execute(Route::Line, id, params),
-                    None => self.handle_line(line),
-                }
-            }
             Frame::Line(line) => self.handle_line(line),
             Frame::TooLong { prefix, len } => {
                 let id = request_id_in_prefix(prefix);
@@ -72,7 +101,13 @@ impl Extension {
 
     /// Decodes a line and handles each of its messages.
     fn handle_line(&mut self, line: &[u8]) {
-        match IncomingView::decode_expecting(line, &ParseOptions::DEFAULT, method::ALL) {
+        // Only a request that would run is read as `tools/execute` params; any
+        // other gets its answer from the text.
+        let payloads = Payloads {
+            runs: self.initialized && !self.shutting_down,
+        };
+        let options = &ParseOptions::DEFAULT;
+        match rpc::decode_reading(line, options, method::ALL, payloads) {
             IncomingView::Single(Err(error)) if error.is_parse_error() => {
                 let response = error.to_response();
                 let line = Excerpt::of(line, u64::try_from(line.len()).unwrap_or(u64::MAX));
@@ -93,10 +128,20 @@ impl Extension {
     }
 
     /// One message, alone or from a batch.
-    fn handle_entry(&mut self, route: Route, entry: Result<MessageView<'_>, DecodeError>) {
+    fn handle_entry(&mut self, route: Route, entry: Entry<'_>) {
         match entry {
             Ok(MessageView::Request(request)) => self.handle_request(route, request),
-            Ok(MessageView::Notification(n)) => self.handle_notification(&n.method, n.params),
+            Ok(MessageView::Notification(n)) => {
+                let params = n.params.and_then(|params| match params {
+                    Payload::Raw(raw) => Some(raw),
+                    // Read only for a request (an id before the params).
+                    Payload::Execute(_) => {
+                        debug_assert!(false, "execute params read for a notification");
+                        None
+                    }
+                });
+                self.handle_notification(&n.method, params);
+            }
             Ok(MessageView::Response(response)) => {
                 self.report(PeerError::UnexpectedResponse { id: response.id });
             }
@@ -115,8 +160,15 @@ impl Extension {
         }
     }
 
-    fn handle_request(&mut self, route: Route, request: RequestView<'_>) {
+    fn handle_request(&mut self, route: Route, request: RequestView<'_, Payload<'_>>) {
         let RequestView { id, method, params } = request;
+        let params = match params {
+            // Read for a `tools/execute` request while initialized and not
+            // shutting down, where it runs.
+            Some(Payload::Execute(params)) => return self.execute(route, id, params),
+            Some(Payload::Raw(raw)) => Some(raw),
+            None => None,
+        };
         if self.shutting_down {
             let error = ErrorObject::new(SHUTTING_DOWN, "Shutting down");
             return self.reply_error(route, id, error);
@@ -239,22 +291,6 @@ impl Extension {
 
     fn report(&mut self, error: PeerError) {
         self.events.push_back(Event::Protocol(error));
-    }
-}
-
-/// A line holding one `tools/execute` request, its id and its params read in one pass
-/// ([`MessageRead::decode_expecting`]); `None` for any other line.
-fn read_execute(line: &[u8]) -> Option<(Id, Result<ExecuteParams, FieldError>)> {
-    let read = MessageRead::decode_expecting(line, method::ALL, |of, reader| match of {
-        PayloadOf::Params {
-            id: Some(_),
-            method: method::TOOLS_EXECUTE,
-        } => ExecuteParams::read_from(reader).ok(),
-        _ => None,
-    });
-    match read {
-        Some(MessageRead::Request { id, params, .. }) => Some((id, params)),
-        _ => None,
     }
 }
 

@@ -8,24 +8,24 @@ use alloc::vec::Vec;
 use core::ops::Range;
 
 use super::Core;
-use super::calls::{CallId, CallKind, EndReason, Match};
+use super::calls::{CallId, CallKind, Calls, EndReason, Match};
 use super::events::{CallError, Event, Excerpt, PeerError, Reply};
 use crate::frame::{self, Frame};
-use crate::json::{ParseOptions, RawValue, Reader};
+use crate::json::{self, ParseOptions, RawValue, Reader};
 use crate::message::{
     FieldError, InitializeResult, Progress, RejectedTool, ToolList, ToolResult, method,
 };
 use crate::rpc::{
-    self, DecodeError, ErrorCode, ErrorObject, ErrorView, Id, IncomingView, MessageRead,
-    MessageView, NotificationView, PayloadOf, RequestView, Response, ResponseView,
+    self, DecodeError, ErrorCode, ErrorObject, ErrorView, Id, MessageView, NotificationView,
+    PayloadOf, RequestView, Response, ResponseView,
 };
 
 /// A batch line whose entries are handled one per step: a copy of the line, and
-/// each entry's text in it (or why the entry is invalid).
+/// each entry's text in it, each read when its step comes.
 #[derive(Debug, Default)]
 pub(super) struct Batch {
     line: Vec<u8>,
-    entries: VecDeque<Result<Range<usize>, DecodeError>>,
+    entries: VecDeque<Range<usize>>,
 }
 
 /// A batch line copy bigger than this is freed once its batch is handled.
@@ -41,45 +41,80 @@ impl Batch {
         }
     }
 
-    /// Keeps the batch `line` decoded into `entries`.
-    fn open(&mut self, line: &[u8], entries: Vec<Result<MessageView<'_>, DecodeError>>) {
+    /// Keeps the batch `line`, its entries' text at `entries`.
+    fn open(&mut self, line: &[u8], entries: Vec<Range<usize>>) {
         self.line.clear();
         self.line.extend_from_slice(line);
-        // The line is a valid batch, so each element's text is found again here.
-        let mut reader = Reader::new(line, &ParseOptions::DEFAULT);
-        let mut ranges = Vec::with_capacity(entries.len());
-        if reader.begin_array().is_ok() {
-            while matches!(reader.next_element(), Ok(true)) {
-                match reader.skip_value() {
-                    Ok(range) => ranges.push(range),
-                    Err(_) => break,
-                }
-            }
-        }
         self.entries.clear();
-        for (entry, range) in entries.into_iter().zip(ranges) {
-            self.entries.push_back(entry.map(|_| range));
-        }
+        self.entries.extend(entries);
     }
 }
+
+/// A payload as the Core reads it: the result of a `tools/execute` call in flight
+/// and `progress` params straight into their typed values; any other payload as
+/// its text.
+pub(super) enum Payload<'a> {
+    Raw(RawValue<'a>),
+    Read(Read),
+}
+
+/// What [`Payload::Read`] holds.
+pub(super) enum Read {
+    /// The result of the `tools/execute` call in flight it answers.
+    Executed(CallId, Result<ToolResult, FieldError>),
+    /// `progress` params.
+    Progress(Result<Progress, FieldError>),
+}
+
+/// How the Core reads payloads: a result is read as a [`ToolResult`] when its id
+/// names a `tools/execute` call in flight.
+struct Payloads<'c> {
+    calls: &'c Calls,
+}
+
+impl<'a> rpc::Payloads<'a> for Payloads<'_> {
+    type Payload = Payload<'a>;
+
+    #[inline]
+    fn read(
+        &mut self,
+        of: Option<PayloadOf<'_>>,
+        reader: &mut Reader<'a>,
+    ) -> Result<Payload<'a>, json::Error> {
+        match of {
+            Some(PayloadOf::Result { id }) => {
+                if let Match::InFlight(call, CallKind::Execute) = self.calls.lookup(id) {
+                    let result = ToolResult::read_from(reader)?;
+                    return Ok(Payload::Read(Read::Executed(call, result)));
+                }
+            }
+            Some(PayloadOf::Params {
+                id: None,
+                method: method::PROGRESS,
+            }) => return Ok(Payload::Read(Read::Progress(Progress::read_from(reader)?))),
+            _ => {}
+        }
+        reader.read_raw().map(Payload::Raw)
+    }
+}
+
+/// An entry of a line, its payloads as the Core reads them.
+type Entry<'a> = Result<MessageView<'a, Payload<'a>>, DecodeError>;
 
 impl Core {
     /// Decodes and handles the next complete line, if one is buffered.
     ///
     /// The line is handled where it lies, in the decoder's buffer
-    /// ([`frame::handle_next_frame`]): its messages borrow from it
-    /// ([`MessageRead::decode_expecting`], else [`IncomingView::decode_expecting`]), and a result is read
-    /// straight from its text into the reply its call waits for.
+    /// ([`frame::handle_next_frame`]): its messages borrow from it, and it is read
+    /// once, a `tools/execute` result straight into the reply its call waits for
+    /// ([`rpc::decode_entry`]).
     pub(super) fn handle_next_line(&mut self) -> bool {
         frame::handle_next_frame(self, |core| &mut core.decoder, Core::handle_frame)
     }
 
     fn handle_frame(&mut self, frame: Frame<'_>) {
         match frame {
-            Frame::Line(bytes) => match self.read_line(bytes) {
-                Some(read) => self.handle_read(read),
-                None => self.handle_line(bytes),
-            },
+            Frame::Line(bytes) => self.handle_line(bytes),
             Frame::TooLong { prefix, len } => {
                 let id = response_id(prefix);
                 self.handle_too_long(id, Excerpt::of(prefix, length(len)));
@@ -92,68 +127,35 @@ impl Core {
         }
     }
 
-    /// A line holding one `tools/execute` result or one `progress` notification, read
-    /// in one pass ([`MessageRead::decode_expecting`]): the result straight into the reply its
-    /// call waits for. `None` for any other line.
-    fn read_line<'a>(&self, bytes: &'a [u8]) -> Option<MessageRead<'a, Read>> {
-        MessageRead::decode_expecting(bytes, method::ALL, |of, reader| match of {
-            PayloadOf::Result { id } => match self.calls.lookup(id) {
-                Match::InFlight(call, CallKind::Execute) => {
-                    let result = ToolResult::read_from(reader).ok()?;
-                    Some(Read::Executed(call, result))
-                }
-                _ => None,
-            },
-            PayloadOf::Params {
-                id: None,
-                method: method::PROGRESS,
-            } => Progress::read_from(reader).ok().map(Read::Progress),
-            _ => None,
-        })
+    /// Decodes one message, a line or a batch's entry, its payloads read as the Core
+    /// reads them.
+    fn decode<'a>(&self, bytes: &'a [u8]) -> Entry<'a> {
+        let payloads = Payloads { calls: &self.calls };
+        rpc::decode_entry(bytes, &ParseOptions::DEFAULT, method::ALL, payloads)
     }
 
-    /// Handles a message [`read_line`](Core::read_line) read.
-    fn handle_read(&mut self, read: MessageRead<'_, Read>) {
-        match read {
-            MessageRead::Response {
-                result: Read::Executed(call, result),
-                ..
-            } => {
-                let result = result.map(Reply::Executed);
-                let result = result.map_err(CallError::InvalidResult);
-                self.end_call(call, result, Some(EndReason::Answered));
-            }
-            MessageRead::Notification {
-                method,
-                params: Read::Progress(progress),
-            } => self.handle_progress_params(method, progress),
-            // `progress` sent as a request, its id after its params.
-            MessageRead::Request { id, method, .. } => {
-                let request = RequestView {
-                    id,
-                    method,
-                    params: None,
-                };
-                self.handle_request(request, false);
-            }
-            // The reader reads results only from responses, params only from
-            // requests and notifications.
-            MessageRead::Response { .. } | MessageRead::Notification { .. } => {}
-        }
-    }
-
-    /// Decodes a line and handles each of its messages.
+    /// Decodes a line and handles its message, or opens its batch: the batch's
+    /// entries are read and handled one per step.
     fn handle_line(&mut self, bytes: &[u8]) {
-        match IncomingView::decode_expecting(bytes, &ParseOptions::DEFAULT, method::ALL) {
-            IncomingView::Single(Err(error)) if error.is_parse_error() => {
+        let is_batch = Reader::new(bytes, &ParseOptions::DEFAULT).peek() == Some(b'[');
+        let entry = if is_batch {
+            match rpc::scan_batch(bytes, &ParseOptions::DEFAULT) {
+                Ok(entries) => {
+                    self.batch.open(bytes, entries);
+                    self.handle_next_batch_entry();
+                    return;
+                }
+                Err(error) => Err(error),
+            }
+        } else {
+            self.decode(bytes)
+        };
+        match entry {
+            Err(error) if error.is_parse_error() => {
                 let line = Excerpt::of(bytes, length(bytes.len()));
                 self.report(PeerError::NotJson { line, error });
             }
-            IncomingView::Single(entry) => self.handle_entry(entry, false),
-            IncomingView::Batch(entries) => {
-                self.batch.open(bytes, entries);
-                self.handle_next_batch_entry();
-            }
+            entry => self.handle_entry(entry, false),
         }
     }
 
@@ -176,17 +178,10 @@ impl Core {
             return;
         };
         let line = core::mem::take(&mut self.batch.line);
-        match entry {
-            Ok(range) => match IncomingView::decode_expecting(
-                line.get(range).unwrap_or_default(),
-                &ParseOptions::DEFAULT,
-                method::ALL,
-            ) {
-                IncomingView::Single(entry) => self.handle_entry(entry, true),
-                IncomingView::Batch(_) => {} // an entry is an object, never a batch
-            },
-            Err(error) => self.handle_entry(Err(error), true),
-        }
+        // The ranges were found in this line.
+        debug_assert!(line.get(entry.clone()).is_some());
+        let entry = self.decode(line.get(entry).unwrap_or_default());
+        self.handle_entry(entry, true);
         self.batch.line = line;
         if self.batch.entries.is_empty() {
             self.batch.close();
@@ -197,7 +192,7 @@ impl Core {
         }
     }
 
-    fn handle_entry(&mut self, entry: Result<MessageView<'_>, DecodeError>, in_batch: bool) {
+    fn handle_entry(&mut self, entry: Entry<'_>, in_batch: bool) {
         match entry {
             Ok(MessageView::Response(response)) => self.handle_response(response),
             Ok(MessageView::Notification(notification)) => self.handle_notification(notification),
@@ -227,14 +222,29 @@ impl Core {
         }
     }
 
-    fn handle_response(&mut self, response: ResponseView<'_>) {
+    fn handle_response(&mut self, response: ResponseView<'_, Payload<'_>>) {
+        let outcome = match response.outcome {
+            // Read as the result of the call in flight its id names.
+            Ok(Payload::Read(Read::Executed(call, result))) => {
+                let result = result.map(Reply::Executed);
+                let result = result.map_err(CallError::InvalidResult);
+                return self.end_call(call, result, Some(EndReason::Answered));
+            }
+            Ok(Payload::Raw(result)) => Ok(result),
+            // Progress is read from params only.
+            Ok(Payload::Read(Read::Progress(_))) => {
+                debug_assert!(false, "a result read as progress");
+                Ok(RawValue::NULL)
+            }
+            Err(error) => Err(error),
+        };
         match self.calls.lookup(&response.id) {
             Match::InFlight(call, kind) => {
-                let result = self.read_reply(kind, response.outcome);
+                let result = self.read_reply(kind, outcome);
                 self.end_call(call, result, Some(EndReason::Answered));
             }
             Match::Ended(call, ended) => self.report(PeerError::LateResponse { call, ended }),
-            Match::Unknown => match (response.id, response.outcome) {
+            Match::Unknown => match (response.id, outcome) {
                 (Id::Null, Err(error)) => self.report(PeerError::ErrorWithoutId {
                     error: error.into_owned(),
                 }),
@@ -280,8 +290,20 @@ impl Core {
         }
     }
 
-    fn handle_notification(&mut self, notification: NotificationView<'_>) {
+    fn handle_notification(&mut self, notification: NotificationView<'_, Payload<'_>>) {
         let NotificationView { method, params } = notification;
+        let params = match params {
+            Some(Payload::Read(Read::Progress(progress))) => {
+                return self.handle_progress_params(method, progress);
+            }
+            Some(Payload::Raw(raw)) => Some(raw),
+            // A result is read from responses only.
+            Some(Payload::Read(Read::Executed(..))) => {
+                debug_assert!(false, "params read as a result");
+                None
+            }
+            None => None,
+        };
         let params_or_null = params.unwrap_or(RawValue::NULL);
         match &*method {
             method::PROGRESS => {
@@ -340,7 +362,7 @@ impl Core {
 
     /// The Core serves no methods: every request is answered `-32601` (in a batch
     /// answer when it came in a batch) and reported.
-    fn handle_request(&mut self, request: RequestView<'_>, in_batch: bool) {
+    fn handle_request(&mut self, request: RequestView<'_, Payload<'_>>, in_batch: bool) {
         let RequestView { id, method, .. } = request;
         let method = method.into_owned();
         let error = ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found");
@@ -368,14 +390,6 @@ impl Core {
     fn report(&mut self, error: PeerError) {
         self.events.push_back(Event::Protocol(error));
     }
-}
-
-/// What [`Core::read_line`] reads from a payload.
-pub(super) enum Read {
-    /// The result of the `tools/execute` call in flight it answers.
-    Executed(CallId, Result<ToolResult, FieldError>),
-    /// `progress` params.
-    Progress(Result<Progress, FieldError>),
 }
 
 fn length(len: impl TryInto<u64>) -> u64 {

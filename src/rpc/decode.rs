@@ -10,7 +10,6 @@
 
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
-use core::convert::Infallible;
 
 use super::error::{DecodeError, DecodeErrorKind};
 use super::types::{ErrorCode, ErrorObject, Id, Message, Notification, Request, Response};
@@ -97,15 +96,14 @@ impl<'a> IncomingView<'a> {
         options: &ParseOptions,
         methods: &'static [&'static str],
     ) -> IncomingView<'a> {
-        decode_line(Borrowed { methods }, line, options)
+        decode_reading(line, options, methods, Raw)
     }
 }
 
-/// Which payload [`decode_reading`] offers its reader, with what the envelope said
+/// Which payload a [`Payloads`] reader is offered, with what the envelope said
 /// before it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum PayloadOf<'h> {
+pub(crate) enum PayloadOf<'h> {
     /// The `params` of a request (`id` present) or a notification (`id` not seen
     /// yet: it may still come after the params).
     Params {
@@ -121,143 +119,93 @@ pub enum PayloadOf<'h> {
     },
 }
 
-/// A message whose payload [`decode_reading`]'s reader read during the pass.
-#[derive(Clone, Debug, PartialEq)]
-pub enum MessageRead<'a, T> {
-    /// A request and its params.
-    Request {
-        /// The id.
-        id: Id,
-        /// The method, borrowed from the line when it holds no escape.
-        method: Cow<'a, str>,
-        /// What the reader made of the params.
-        params: T,
-    },
-    /// A notification and its params.
-    Notification {
-        /// The method, borrowed from the line when it holds no escape.
-        method: Cow<'a, str>,
-        /// What the reader made of the params.
-        params: T,
-    },
-    /// A response and its result.
-    Response {
-        /// The id.
-        id: Id,
-        /// What the reader made of the result.
-        result: T,
-    },
+/// How a receiver takes the payloads (`params` and `result`) of the lines it
+/// decodes: as their checked text ([`Raw`]), or, for the payloads it knows, read
+/// straight into the typed values it expects, in the same pass over the line.
+pub(crate) trait Payloads<'a> {
+    /// What a payload becomes.
+    type Payload;
+    /// Reads the whole payload at `reader`, told what it is when the envelope is
+    /// far enough along (`None` otherwise). A JSON error fails the line, as it
+    /// does when the payload is taken as text.
+    fn read(
+        &mut self,
+        of: Option<PayloadOf<'_>>,
+        reader: &mut Reader<'a>,
+    ) -> Result<Self::Payload, json::Error>;
 }
 
-/// Decodes a line holding one valid message with a payload, the payload read by
-/// `read` as the pass reaches it: one pass over the line, where [`decode_view`]
-/// followed by reading its [`RawValue`] takes two.
-///
-/// `read` is given each payload with what the envelope said before it: `params`
-/// only once the `method` was read, a `result` only once the `id` was. It reads
-/// the whole value and returns what it made of it, or declines with `None`.
-///
-/// `None` for every other line: a batch, a line that is not JSON or breaks a
-/// JSON-RPC rule, a message without a payload, an error response, a payload that
-/// comes before the members `read` needs, or one it declined. Such a line is for
-/// [`decode_view`], which describes it exactly; so is a line `read` found fault
-/// with. `Some` only when the whole line was checked exactly as `decode_view` checks
-/// it, and found valid.
-///
-/// ```
-/// use dhara_protocol::rpc::{self, Id, MessageRead, PayloadOf};
-///
-/// let line = br#"{"jsonrpc":"2.0","id":7,"method":"sum","params":[1,2]}"#;
-/// let read = rpc::decode_reading(line, |of, reader| match of {
-///     PayloadOf::Params { method: "sum", .. } => reader.read_value().ok(),
-///     _ => None,
-/// });
-/// let Some(MessageRead::Request { id, params, .. }) = read else {
-///     panic!("a request read in one pass");
-/// };
-/// assert_eq!((id, params.to_string()), (Id::from(7u64), String::from("[1,2]")));
-/// ```
-pub fn decode_reading<'a, T>(
-    line: &'a [u8],
-    read: impl FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
-) -> Option<MessageRead<'a, T>> {
-    MessageRead::decode_expecting(line, &[], read)
-}
+/// Payloads taken as their checked text.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Raw;
 
-impl<'a, T> MessageRead<'a, T> {
-    /// [`decode_reading`] for a receiver that names the methods it expects: a
-    /// method that is one of `methods`, written in the line without escapes, is
-    /// handed out (to `read` too) as that one, found by comparing bytes, with no
-    /// UTF-8 check of the line's copy to make. The result equals
-    /// [`decode_reading`]'s.
-    ///
-    /// ```
-    /// use dhara_protocol::rpc::{MessageRead, PayloadOf};
-    ///
-    /// const METHODS: &[&str] = &["sum"];
-    /// let line = br#"{"jsonrpc":"2.0","id":7,"method":"sum","params":[1,2]}"#;
-    /// let read = MessageRead::decode_expecting(line, METHODS, |of, reader| match of {
-    ///     PayloadOf::Params { method, .. } if std::ptr::eq(method, METHODS[0]) => {
-    ///         reader.read_value().ok()
-    ///     }
-    ///     _ => None,
-    /// });
-    /// assert!(matches!(read, Some(MessageRead::Request { .. })));
-    /// ```
-    pub fn decode_expecting(
-        line: &'a [u8],
-        methods: &'static [&'static str],
-        read: impl FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
-    ) -> Option<MessageRead<'a, T>> {
-        read_line_starting(line, methods, read, Start::Usual)
+impl<'a> Payloads<'a> for Raw {
+    type Payload = RawValue<'a>;
+
+    #[inline]
+    fn read(
+        &mut self,
+        _: Option<PayloadOf<'_>>,
+        reader: &mut Reader<'a>,
+    ) -> Result<RawValue<'a>, json::Error> {
+        reader.read_raw()
     }
 }
 
-/// [`MessageRead::decode_expecting`], the line read as `start` says: the same
-/// message either way.
-#[inline(always)]
-fn read_line_starting<'a, T>(
+/// Decodes one line into messages borrowed from it, each payload taken by
+/// `payloads`: the one reading the endpoints make of each line.
+///
+/// `methods` are the methods the receiver expects: one written in the line without
+/// escapes is handed out as that `&'static str`, found by comparing bytes.
+pub(crate) fn decode_reading<'a, P: Payloads<'a>>(
     line: &'a [u8],
+    options: &ParseOptions,
     methods: &'static [&'static str],
-    read: impl FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
-    start: Start,
-) -> Option<MessageRead<'a, T>> {
-    let mut form = Reading {
-        read,
-        methods,
-        payload: None,
+    payloads: P,
+) -> IncomingView<'a, P::Payload> {
+    decode_line(Borrowed { methods, payloads }, line, options)
+}
+
+/// [`decode_reading`] for a line read as one message even when it is an array
+/// (which is then an Invalid Request, as a batch's entry that is not an object
+/// is): for an element of a batch [`scan_batch`] found, read on its own.
+pub(crate) fn decode_entry<'a, P: Payloads<'a>>(
+    line: &'a [u8],
+    options: &ParseOptions,
+    methods: &'static [&'static str],
+    payloads: P,
+) -> Result<MessageView<'a, P::Payload>, DecodeError> {
+    let mut form = Borrowed { methods, payloads };
+    let mut reader = Reader::new(line, options);
+    let read = read_entry(&mut form, &mut reader).and_then(|entry| reader.finish().map(|()| entry));
+    read.unwrap_or_else(|e| Err(DecodeError::new(DecodeErrorKind::Json(e), None, false)))
+}
+
+/// Finds the text of each element of a batch line (one that starts with `[`),
+/// checking that the whole line is JSON; an entry's message is read later, on its
+/// own ([`decode_entry`]). The error is what [`decode_reading`] gives for the
+/// line when it is not JSON, or the empty batch.
+pub(crate) fn scan_batch(
+    line: &[u8],
+    options: &ParseOptions,
+) -> Result<Vec<core::ops::Range<usize>>, DecodeError> {
+    let mut reader = Reader::new(line, options);
+    let scan = |reader: &mut Reader<'_>| {
+        reader.begin_array()?;
+        let mut ranges = Vec::new();
+        while reader.next_element()? {
+            ranges.push(reader.skip_value()?);
+        }
+        reader.finish()?;
+        Ok(ranges)
     };
-    match read_usual_line(&mut form, line, start) {
-        Usual::Read(message) => return Some(message),
-        Usual::Declined => return None,
-        Usual::Other => {}
+    match scan(&mut reader) {
+        Ok(ranges) if ranges.is_empty() => {
+            Err(DecodeError::new(DecodeErrorKind::EmptyBatch, None, false))
+        }
+        Ok(ranges) => Ok(ranges),
+        Err(e) => Err(DecodeError::new(DecodeErrorKind::Json(e), None, false)),
     }
-    let mut reader = Reader::new(line, &ParseOptions::DEFAULT);
-    if reader.peek() != Some(b'{') {
-        return None;
-    }
-    let entry = read_entry_starting(&mut form, &mut reader, start)
-        .ok()?
-        .ok()?;
-    reader.finish().ok()?;
-    let message = entry.ok().flatten()?;
-    // A valid message with its payload read: the one the reader read.
-    let payload = form.payload?;
-    Some(match message {
-        MessageRead::Request { id, method, .. } => MessageRead::Request {
-            id,
-            method,
-            params: payload,
-        },
-        MessageRead::Notification { method, .. } => MessageRead::Notification {
-            method,
-            params: payload,
-        },
-        MessageRead::Response { id, .. } => MessageRead::Response {
-            id,
-            result: payload,
-        },
-    })
 }
 
 /// The `error` member's parts, with the data in the form being decoded.
@@ -268,7 +216,7 @@ struct ErrorParts<'a, P> {
 }
 
 /// How the payloads are taken, and the messages put together: the one difference
-/// between [`decode`], [`decode_view`] and [`decode_reading`].
+/// between [`decode`] and [`decode_reading`].
 trait Form<'a> {
     /// What `params` and `result` become.
     type Payload;
@@ -276,8 +224,6 @@ trait Form<'a> {
     type ErrorData;
     /// What a valid entry becomes.
     type Message;
-    /// Why a payload may be left unread, ending the pass ([`Infallible`]: never).
-    type Declined;
     /// The methods the receiver expects, handed out as they are when a line's
     /// method is one of them.
     fn methods(&self) -> &'static [&'static str] {
@@ -288,12 +234,9 @@ trait Form<'a> {
         &mut self,
         of: Option<PayloadOf<'_>>,
         reader: &mut Reader<'a>,
-    ) -> Result<Result<Self::Payload, Self::Declined>, json::Error>;
+    ) -> Result<Self::Payload, json::Error>;
     /// Reads the `data` of an error.
-    fn error_data(
-        &mut self,
-        reader: &mut Reader<'a>,
-    ) -> Result<Result<Self::ErrorData, Self::Declined>, json::Error>;
+    fn error_data(&mut self, reader: &mut Reader<'a>) -> Result<Self::ErrorData, json::Error>;
     fn request(id: Id, method: Cow<'a, str>, params: Option<Self::Payload>) -> Self::Message;
     fn notification(method: Cow<'a, str>, params: Option<Self::Payload>) -> Self::Message;
     fn response(
@@ -302,9 +245,8 @@ trait Form<'a> {
     ) -> Self::Message;
 }
 
-/// What a whole line becomes, a single message or a batch: for the forms that read
-/// every line.
-trait Line<'a>: Form<'a, Declined = Infallible> {
+/// What a whole line becomes, a single message or a batch.
+trait Line<'a>: Form<'a> {
     type Incoming;
     fn single(entry: Result<Self::Message, DecodeError>) -> Self::Incoming;
     fn batch(entries: Vec<Result<Self::Message, DecodeError>>) -> Self::Incoming;
@@ -330,21 +272,17 @@ impl<'a> Form<'a> for Owned {
     type Payload = Value;
     type ErrorData = Value;
     type Message = Message;
-    type Declined = Infallible;
 
     fn payload(
         &mut self,
         _: Option<PayloadOf<'_>>,
         reader: &mut Reader<'a>,
-    ) -> Result<Result<Value, Infallible>, json::Error> {
-        reader.read_value().map(Ok)
+    ) -> Result<Value, json::Error> {
+        reader.read_value()
     }
 
-    fn error_data(
-        &mut self,
-        reader: &mut Reader<'a>,
-    ) -> Result<Result<Value, Infallible>, json::Error> {
-        self.payload(None, reader)
+    fn error_data(&mut self, reader: &mut Reader<'a>) -> Result<Value, json::Error> {
+        reader.read_value()
     }
 
     fn request(id: Id, method: Cow<'a, str>, params: Option<Value>) -> Message {
@@ -367,97 +305,30 @@ impl<'a> Form<'a> for Owned {
     }
 }
 
-/// Borrowed messages: payloads left as [`RawValue`]s, and the methods the
+/// Borrowed messages: payloads taken by a [`Payloads`] reader, and the methods the
 /// receiver expects.
 #[derive(Clone)]
-struct Borrowed {
+struct Borrowed<P> {
     methods: &'static [&'static str],
+    payloads: P,
 }
 
-impl<'a> Line<'a> for Borrowed {
-    type Incoming = IncomingView<'a>;
+impl<'a, P: Payloads<'a>> Line<'a> for Borrowed<P> {
+    type Incoming = IncomingView<'a, P::Payload>;
 
-    fn single(entry: Result<MessageView<'a>, DecodeError>) -> IncomingView<'a> {
+    fn single(entry: Result<MessageView<'a, P::Payload>, DecodeError>) -> Self::Incoming {
         IncomingView::Single(entry)
     }
 
-    fn batch(entries: Vec<Result<MessageView<'a>, DecodeError>>) -> IncomingView<'a> {
+    fn batch(entries: Vec<Result<MessageView<'a, P::Payload>, DecodeError>>) -> Self::Incoming {
         IncomingView::Batch(entries)
     }
 }
 
-impl<'a> Form<'a> for Borrowed {
-    type Payload = RawValue<'a>;
+impl<'a, P: Payloads<'a>> Form<'a> for Borrowed<P> {
+    type Payload = P::Payload;
     type ErrorData = RawValue<'a>;
-    type Message = MessageView<'a>;
-    type Declined = Infallible;
-
-    fn methods(&self) -> &'static [&'static str] {
-        self.methods
-    }
-
-    #[inline]
-    fn payload(
-        &mut self,
-        _: Option<PayloadOf<'_>>,
-        reader: &mut Reader<'a>,
-    ) -> Result<Result<RawValue<'a>, Infallible>, json::Error> {
-        reader.read_raw().map(Ok)
-    }
-
-    fn error_data(
-        &mut self,
-        reader: &mut Reader<'a>,
-    ) -> Result<Result<RawValue<'a>, Infallible>, json::Error> {
-        self.payload(None, reader)
-    }
-
-    fn request(id: Id, method: Cow<'a, str>, params: Option<RawValue<'a>>) -> MessageView<'a> {
-        MessageView::Request(RequestView { id, method, params })
-    }
-
-    fn notification(method: Cow<'a, str>, params: Option<RawValue<'a>>) -> MessageView<'a> {
-        MessageView::Notification(NotificationView { method, params })
-    }
-
-    fn response(
-        id: Id,
-        outcome: Result<RawValue<'a>, ErrorParts<'a, RawValue<'a>>>,
-    ) -> MessageView<'a> {
-        let outcome = outcome.map_err(|e| ErrorView {
-            code: e.code,
-            message: e.message,
-            data: e.data,
-        });
-        MessageView::Response(ResponseView { id, outcome })
-    }
-}
-
-/// Payloads read by the caller's reader, as [`decode_reading`] does it.
-///
-/// What the reader makes of a payload is kept here, not in the envelope, which
-/// only notes that it was read (`()`): the envelope and the messages it makes stay
-/// small, and move cheaply, whatever the reader makes. A valid message has one
-/// payload the reader read: a second one (a request's params and a result, say)
-/// makes the message invalid, and so is never handed out.
-#[derive(Clone)]
-struct Reading<R, T> {
-    read: R,
-    methods: &'static [&'static str],
-    payload: Option<T>,
-}
-
-impl<'a, T, R> Form<'a> for Reading<R, T>
-where
-    R: FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
-{
-    /// The payload was read into [`Reading::payload`].
-    type Payload = ();
-    /// Never made: the reader is given no error's data, so the pass ends there.
-    type ErrorData = Infallible;
-    /// `None` for a message without a payload the reader read.
-    type Message = Option<MessageRead<'a, ()>>;
-    type Declined = ();
+    type Message = MessageView<'a, P::Payload>;
 
     fn methods(&self) -> &'static [&'static str] {
         self.methods
@@ -468,106 +339,33 @@ where
         &mut self,
         of: Option<PayloadOf<'_>>,
         reader: &mut Reader<'a>,
-    ) -> Result<Result<(), ()>, json::Error> {
-        if self.payload.is_some() {
-            // Read already ([`read_usual_line`]), and not offered again.
-            reader.skip_value()?;
-            return Ok(Ok(()));
-        }
-        match of.and_then(|of| (self.read)(of, reader)) {
-            Some(payload) => {
-                self.payload = Some(payload);
-                Ok(Ok(()))
-            }
-            None => Ok(Err(())),
-        }
+    ) -> Result<P::Payload, json::Error> {
+        self.payloads.read(of, reader)
     }
 
-    fn error_data(&mut self, _: &mut Reader<'a>) -> Result<Result<Infallible, ()>, json::Error> {
-        Ok(Err(()))
+    fn error_data(&mut self, reader: &mut Reader<'a>) -> Result<RawValue<'a>, json::Error> {
+        reader.read_raw()
     }
 
-    fn request(id: Id, method: Cow<'a, str>, params: Option<()>) -> Self::Message {
-        params.map(|params| MessageRead::Request { id, method, params })
+    fn request(id: Id, method: Cow<'a, str>, params: Option<P::Payload>) -> Self::Message {
+        MessageView::Request(RequestView { id, method, params })
     }
 
-    fn notification(method: Cow<'a, str>, params: Option<()>) -> Self::Message {
-        params.map(|params| MessageRead::Notification { method, params })
+    fn notification(method: Cow<'a, str>, params: Option<P::Payload>) -> Self::Message {
+        MessageView::Notification(NotificationView { method, params })
     }
 
-    fn response(id: Id, outcome: Result<(), ErrorParts<'a, Infallible>>) -> Self::Message {
-        outcome
-            .ok()
-            .map(|result| MessageRead::Response { id, result })
+    fn response(
+        id: Id,
+        outcome: Result<P::Payload, ErrorParts<'a, RawValue<'a>>>,
+    ) -> Self::Message {
+        let outcome = outcome.map_err(|e| ErrorView {
+            code: e.code,
+            message: e.message,
+            data: e.data,
+        });
+        MessageView::Response(ResponseView { id, outcome })
     }
-}
-
-/// What [`read_usual_line`] made of a line.
-enum Usual<'a, T> {
-    /// The whole line, spelled as usual, and its payload.
-    Read(MessageRead<'a, T>),
-    /// The reader declined the payload: no message is read from the line.
-    Declined,
-    /// The line is spelled otherwise, for the general reading (with the payload
-    /// already read into [`Reading::payload`] when only what follows it differs).
-    Other,
-}
-
-/// [`MessageRead::decode_expecting`] for a line spelled as every writer of the
-/// protocol's lines spells one: the usual start ([`Envelope::read_usual_start`]),
-/// the payload, and the line's end right after it. The message is put together
-/// straight from what was read, without the general reading's envelope; it is the
-/// same reading, for this one spelling, so the two agree wherever this one answers.
-///
-/// The payload is offered to the reader once: when something other than the end
-/// follows it, the reader's answer is kept in `form` for the general reading, which
-/// then passes over the payload instead of offering it again. `start` is
-/// [`Start::Usual`] but in the tests that compare the two readings.
-#[inline(always)]
-fn read_usual_line<'a, R, T>(form: &mut Reading<R, T>, line: &'a [u8], start: Start) -> Usual<'a, T>
-where
-    R: FnMut(PayloadOf<'_>, &mut Reader<'a>) -> Option<T>,
-{
-    if start != Start::Usual {
-        return Usual::Other;
-    }
-    let mut reader = Reader::new(line, &ParseOptions::DEFAULT);
-    let mut envelope = Envelope::<Reading<R, T>>::default();
-    let member = envelope.read_usual_start(form, &mut reader);
-    let (id, method) = (envelope.id, envelope.method);
-    let payload = match (member, &id, &method) {
-        (Some(Member::Params), id, Some(method)) if matches!(reader.peek(), Some(b'[' | b'{')) => {
-            let id = id.as_ref();
-            (form.read)(PayloadOf::Params { id, method }, &mut reader)
-        }
-        (Some(Member::Result), Some(id), None) => {
-            (form.read)(PayloadOf::Result { id }, &mut reader)
-        }
-        _ => return Usual::Other,
-    };
-    let Some(payload) = payload else {
-        return Usual::Declined;
-    };
-    if !matches!(reader.next_member_bytes(), Ok(None)) || reader.finish().is_err() {
-        form.payload = Some(payload);
-        return Usual::Other;
-    }
-    Usual::Read(match (id, method) {
-        (Some(id), Some(method)) => MessageRead::Request {
-            id,
-            method,
-            params: payload,
-        },
-        (None, Some(method)) => MessageRead::Notification {
-            method,
-            params: payload,
-        },
-        // A result is read only after an id.
-        (id, None) => MessageRead::Response {
-            id: id.unwrap_or(Id::Null),
-            result: payload,
-        },
-    })
 }
 
 /// Decodes a line in form `F`; any JSON error fails the whole line.
@@ -584,7 +382,7 @@ fn decode_line<'a, F: Line<'a>>(
         // it is moved once, into the answer.
         read_entry(&mut form, &mut reader)
             .and_then(|entry| reader.finish().map(|()| entry))
-            .map(|Ok(entry)| F::single(entry))
+            .map(F::single)
     };
     match read {
         Ok(line) => line,
@@ -600,8 +398,7 @@ fn read_batch<'a, F: Line<'a>>(
     reader.begin_array()?;
     let mut entries = Vec::new();
     while reader.next_element()? {
-        let Ok(entry) = read_entry(form, reader)?;
-        entries.push(entry);
+        entries.push(read_entry(form, reader)?);
     }
     reader.finish()?;
     Ok(if entries.is_empty() {
@@ -615,12 +412,9 @@ fn read_batch<'a, F: Line<'a>>(
     })
 }
 
-/// What reading one entry gives: the message or the error it makes, unless a
-/// payload was declined (the middle `Err`); the outer `Err` is a JSON error.
-type Entry<'a, F> = Result<
-    Result<Result<<F as Form<'a>>::Message, DecodeError>, <F as Form<'a>>::Declined>,
-    json::Error,
->;
+/// What reading one entry gives: the message or the error it makes; the outer
+/// `Err` is a JSON error.
+type Entry<'a, F> = Result<Result<<F as Form<'a>>::Message, DecodeError>, json::Error>;
 
 /// Decodes one message: the whole line, or one element of a batch.
 #[inline]
@@ -649,11 +443,11 @@ fn read_entry_starting<'a, F: Form<'a>>(
 ) -> Entry<'a, F> {
     if reader.peek() != Some(b'{') {
         reader.skip_value()?;
-        return Ok(Ok(Err(DecodeError::new(
+        return Ok(Err(DecodeError::new(
             DecodeErrorKind::NotAnObject,
             None,
             false,
-        ))));
+        )));
     }
     let mut envelope = Envelope::<F>::default();
     let at_start = reader.clone();
@@ -681,11 +475,9 @@ fn read_entry_starting<'a, F: Form<'a>>(
                 None => break,
             },
         };
-        if let Err(declined) = envelope.read_member(form, member, reader)? {
-            return Ok(Err(declined));
-        }
+        envelope.read_member(form, member, reader)?;
     }
-    Ok(Ok(envelope.into_message()))
+    Ok(envelope.into_message())
 }
 
 /// The members that decide what a message means. Any other member is ignored.
@@ -828,17 +620,17 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
         }
     }
 
-    /// Reads one member's value; the inner `Err` when the form declined a payload.
+    /// Reads one member's value.
     #[inline]
     fn read_member(
         &mut self,
         form: &mut F,
         member: Option<Member>,
         reader: &mut Reader<'a>,
-    ) -> Result<Result<(), F::Declined>, json::Error> {
+    ) -> Result<(), json::Error> {
         let Some(member) = member else {
             reader.skip_value()?;
-            return Ok(Ok(()));
+            return Ok(());
         };
         if self.has(member) {
             if let Member::Id = member {
@@ -846,7 +638,7 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
             }
             self.note(DecodeErrorKind::DuplicateMember(member.name()));
             reader.skip_value()?;
-            return Ok(Ok(()));
+            return Ok(());
         }
         self.seen |= member.bit();
         match member {
@@ -871,10 +663,7 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
                         id: self.id.as_ref(),
                         method,
                     });
-                    match form.payload(of, reader)? {
-                        Ok(params) => self.params = Some(params),
-                        Err(declined) => return Ok(Err(declined)),
-                    }
+                    self.params = Some(form.payload(of, reader)?);
                 }
                 _ => {
                     reader.skip_value()?;
@@ -883,18 +672,14 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
             },
             Member::Result => {
                 let of = self.id.as_ref().map(|id| PayloadOf::Result { id });
-                match form.payload(of, reader)? {
-                    Ok(result) => self.result = Some(result),
-                    Err(declined) => return Ok(Err(declined)),
-                }
+                self.result = Some(form.payload(of, reader)?);
             }
             Member::Error => match read_error_object(form, reader)? {
-                Ok(Ok(error)) => self.error = Some(error),
-                Ok(Err(problem)) => self.note(problem),
-                Err(declined) => return Ok(Err(declined)),
+                Ok(error) => self.error = Some(error),
+                Err(problem) => self.note(problem),
             },
         }
-        Ok(Ok(()))
+        Ok(())
     }
 
     /// Applies the rules that depend on which members are present, and builds the
@@ -1002,15 +787,13 @@ fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json:
 
 /// Reads the `error` member of a response: `{"code": integer, "message": string,
 /// "data"?: any}`. Other members are ignored; a duplicated one is an error.
-#[allow(clippy::type_complexity)]
 fn read_error_object<'a, F: Form<'a>>(
     form: &mut F,
     reader: &mut Reader<'a>,
-) -> Result<Result<Result<ErrorParts<'a, F::ErrorData>, DecodeErrorKind>, F::Declined>, json::Error>
-{
+) -> Result<Result<ErrorParts<'a, F::ErrorData>, DecodeErrorKind>, json::Error> {
     if reader.peek() != Some(b'{') {
         reader.skip_value()?;
-        return Ok(Ok(Err(DecodeErrorKind::ErrorNotObject)));
+        return Ok(Err(DecodeErrorKind::ErrorNotObject));
     }
     reader.begin_object()?;
     let mut code: Option<Option<i64>> = None;
@@ -1028,10 +811,7 @@ fn read_error_object<'a, F: Form<'a>>(
                 continue;
             }
             ErrorMember::Data if data.is_none() => {
-                match form.error_data(reader)? {
-                    Ok(payload) => data = Some(payload),
-                    Err(declined) => return Ok(Err(declined)),
-                }
+                data = Some(form.error_data(reader)?);
                 continue;
             }
             ErrorMember::Code => "error.code",
@@ -1046,19 +826,19 @@ fn read_error_object<'a, F: Form<'a>>(
         reader.skip_value()?;
     }
     if let Some(problem) = problem {
-        return Ok(Ok(Err(problem)));
+        return Ok(Err(problem));
     }
     let Some(Some(code)) = code else {
-        return Ok(Ok(Err(DecodeErrorKind::ErrorCode)));
+        return Ok(Err(DecodeErrorKind::ErrorCode));
     };
     let Some(Some(message)) = message else {
-        return Ok(Ok(Err(DecodeErrorKind::ErrorMessage)));
+        return Ok(Err(DecodeErrorKind::ErrorMessage));
     };
-    Ok(Ok(Ok(ErrorParts {
+    Ok(Ok(ErrorParts {
         code: ErrorCode::new(code),
         message,
         data,
-    })))
+    }))
 }
 
 /// The members of an `error` object; any other member is ignored.
@@ -1216,6 +996,30 @@ mod tests {
         assert!(matches!(kind(glued), Some(DecodeErrorKind::Json(_))));
     }
 
+    /// Reads `tools/execute` params and results into values, other payloads as
+    /// text.
+    #[derive(Clone)]
+    struct Typed;
+
+    impl<'a> Payloads<'a> for Typed {
+        type Payload = Result<RawValue<'a>, (Option<Id>, Value)>;
+
+        fn read(
+            &mut self,
+            of: Option<PayloadOf<'_>>,
+            reader: &mut Reader<'a>,
+        ) -> Result<Self::Payload, json::Error> {
+            match of {
+                Some(PayloadOf::Params {
+                    method: "tools/execute",
+                    id,
+                }) => Ok(Err((id.cloned(), reader.read_value()?))),
+                Some(PayloadOf::Result { id }) => Ok(Err((Some(id.clone()), reader.read_value()?))),
+                _ => reader.read_raw().map(Ok),
+            }
+        }
+    }
+
     /// Reads `line`'s first entry with `form` both ways, the usual start read
     /// straight and every member read by the general loop: the same entry, the
     /// reader at the same place.
@@ -1226,7 +1030,6 @@ mod tests {
     ) -> F
     where
         F::Message: PartialEq + core::fmt::Debug,
-        F::Declined: PartialEq + core::fmt::Debug,
     {
         let mut general_form = form.clone();
         let (mut usual, mut general) = (Reader::new(line, options), Reader::new(line, options));
@@ -1329,8 +1132,8 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
 
         /// The usual start read straight gives what the general loop gives, in
-        /// every form: owned, borrowed with expected methods, and read by a reader
-        /// that takes some payloads and declines others.
+        /// every form: owned, borrowed with expected methods, and with some
+        /// payloads read into typed values.
         #[test]
         fn the_usual_start_reads_as_the_general_loop_reads(
             line in envelope_line(),
@@ -1338,43 +1141,9 @@ mod tests {
         ) {
             let options = ParseOptions { max_depth: depth, strict_surrogates: false };
             started_alike(&mut Owned, &line, &options);
-            started_alike(&mut Borrowed { methods: crate::message::method::ALL }, &line, &options);
-            let read = |of: PayloadOf<'_>, reader: &mut Reader<'_>| match of {
-                PayloadOf::Params { method: "tools/execute", id } => {
-                    Some((id.cloned(), reader.read_value().ok()))
-                }
-                PayloadOf::Result { id } => Some((Some(id.clone()), reader.read_value().ok())),
-                _ => None,
-            };
-            let mut reading = Reading { read, methods: crate::message::method::ALL, payload: None };
-            let general = started_alike(&mut reading, &line, &options);
-            // And the same payload read.
-            proptest::prop_assert_eq!(reading.payload, general.payload);
-        }
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
-
-        /// A line read whole in the usual spelling gives what the general reading
-        /// gives, with the reader offered the same payloads: once each, for a
-        /// reader that takes some payloads and declines others.
-        #[test]
-        fn the_usual_line_reads_as_the_general_reading_reads(line in envelope_line()) {
-            let read_both_ways = |start| {
-                let mut offered = Vec::new();
-                let read = read_line_starting(&line, crate::message::method::ALL, |of, reader| {
-                    offered.push(format!("{of:?} at {}", reader.offset()));
-                    match of {
-                        PayloadOf::Params { method: "progress", .. } => None,
-                        PayloadOf::Params { .. } => reader.read_value().ok(),
-                        PayloadOf::Result { .. } => reader.read_value().ok(),
-                    }
-                }, start);
-                (read, offered)
-            };
-            let (usual, general) = (read_both_ways(Start::Usual), read_both_ways(Start::General));
-            proptest::prop_assert_eq!(usual, general, "{}", String::from_utf8_lossy(&line));
+            started_alike(&mut Borrowed { methods: crate::message::method::ALL, payloads: Raw }, &line, &options);
+            let mut typed = Borrowed { methods: crate::message::method::ALL, payloads: Typed };
+            started_alike(&mut typed, &line, &options);
         }
     }
 
@@ -1429,16 +1198,25 @@ mod tests {
     fn expected_method(line: &[u8], methods: &'static [&'static str]) -> (String, bool) {
         let view = IncomingView::decode_expecting(line, &ParseOptions::DEFAULT, methods);
         assert_eq!(view, decode_view(line), "{}", String::from_utf8_lossy(line));
-        // Read in one pass, the reader is given the same method.
-        let mut given_to_reader = None;
-        let read = MessageRead::decode_expecting(line, methods, |of, reader| {
-            if let PayloadOf::Params { method, .. } = of {
-                given_to_reader = Some(methods.iter().any(|known| core::ptr::eq(*known, method)));
+        // Read by a payload reader, which is given the same method.
+        struct Spy(&'static [&'static str], Option<bool>);
+        impl<'a> Payloads<'a> for &mut Spy {
+            type Payload = RawValue<'a>;
+            fn read(
+                &mut self,
+                of: Option<PayloadOf<'_>>,
+                reader: &mut Reader<'a>,
+            ) -> Result<RawValue<'a>, json::Error> {
+                if let Some(PayloadOf::Params { method, .. }) = of {
+                    self.1 = Some(self.0.iter().any(|known| core::ptr::eq(*known, method)));
+                }
+                reader.read_raw()
             }
-            reader.read_value().ok()
-        });
-        let plain_read = decode_reading(line, |_, reader| reader.read_value().ok());
-        assert_eq!(read, plain_read, "{}", String::from_utf8_lossy(line));
+        }
+        let mut spy = Spy(methods, None);
+        let read = decode_reading(line, &ParseOptions::DEFAULT, methods, &mut spy);
+        assert_eq!(read, view, "{}", String::from_utf8_lossy(line));
+        let given_to_reader = spy.1;
         let IncomingView::Single(Ok(message)) = view else {
             panic!("{}: a valid message", String::from_utf8_lossy(line));
         };

@@ -72,10 +72,11 @@ mod error;
 mod types;
 mod view;
 
-pub(crate) use decode::read_number;
 pub use decode::{
-    Incoming, LinePrefix, MessageRead, PayloadOf, decode, decode_reading, decode_view,
-    decode_view_with, decode_with, scan_prefix,
+    Incoming, LinePrefix, decode, decode_view, decode_view_with, decode_with, scan_prefix,
+};
+pub(crate) use decode::{
+    PayloadOf, Payloads, decode_entry, decode_reading, read_number, scan_batch,
 };
 pub(crate) use encode::{PlainMethod, write_request_with_u64};
 pub use encode::{

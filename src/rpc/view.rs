@@ -16,51 +16,54 @@ use crate::json::{RawValue, Value};
 
 /// What one line holds, borrowed from it: a single message or a batch.
 #[derive(Clone, Debug, PartialEq)]
-pub enum IncomingView<'a> {
+///
+/// `P` is what the payloads (`params`, `result`) are: their checked text, unless a
+/// receiver reads the payloads it knows into typed values in the same pass.
+pub enum IncomingView<'a, P = RawValue<'a>> {
     /// One message (the line held an object, or was not a valid batch at all).
-    Single(Result<MessageView<'a>, DecodeError>),
+    Single(Result<MessageView<'a, P>, DecodeError>),
     /// A non-empty batch: one entry per element, in order.
-    Batch(Vec<Result<MessageView<'a>, DecodeError>>),
+    Batch(Vec<Result<MessageView<'a, P>, DecodeError>>),
 }
 
 /// One JSON-RPC 2.0 message, borrowed from its line.
 #[derive(Clone, Debug, PartialEq)]
-pub enum MessageView<'a> {
+pub enum MessageView<'a, P = RawValue<'a>> {
     /// A request (has an id).
-    Request(RequestView<'a>),
+    Request(RequestView<'a, P>),
     /// A notification (no id).
-    Notification(NotificationView<'a>),
+    Notification(NotificationView<'a, P>),
     /// A response (result or error).
-    Response(ResponseView<'a>),
+    Response(ResponseView<'a, P>),
 }
 
 /// A [`Request`] borrowed from its line.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RequestView<'a> {
+pub struct RequestView<'a, P = RawValue<'a>> {
     /// The id the response must echo.
     pub id: Id,
     /// The method name.
     pub method: Cow<'a, str>,
     /// Structured params (an array or an object), if any.
-    pub params: Option<RawValue<'a>>,
+    pub params: Option<P>,
 }
 
 /// A [`Notification`] borrowed from its line.
 #[derive(Clone, Debug, PartialEq)]
-pub struct NotificationView<'a> {
+pub struct NotificationView<'a, P = RawValue<'a>> {
     /// The method name.
     pub method: Cow<'a, str>,
     /// Structured params (an array or an object), if any.
-    pub params: Option<RawValue<'a>>,
+    pub params: Option<P>,
 }
 
 /// A [`Response`] borrowed from its line.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ResponseView<'a> {
+pub struct ResponseView<'a, P = RawValue<'a>> {
     /// The id of the request this answers (`null` when it could not be read).
     pub id: Id,
     /// `Ok(result)` or `Err(error)`.
-    pub outcome: Result<RawValue<'a>, ErrorView<'a>>,
+    pub outcome: Result<P, ErrorView<'a>>,
 }
 
 /// An [`ErrorObject`] borrowed from its line.
@@ -92,7 +95,7 @@ impl IncomingView<'_> {
     }
 }
 
-impl MessageView<'_> {
+impl<P> MessageView<'_, P> {
     /// The id of a request or a response; `None` for a notification.
     pub fn id(&self) -> Option<&Id> {
         match self {
@@ -110,7 +113,9 @@ impl MessageView<'_> {
             MessageView::Response(_) => None,
         }
     }
+}
 
+impl MessageView<'_> {
     /// The owned [`Message`], building its payload.
     pub fn into_owned(self) -> Message {
         match self {

@@ -5,9 +5,8 @@
 use dhara_protocol::frame::{self, Frame, LineDecoder};
 use dhara_protocol::json::{self, Number, Object, Value};
 use dhara_protocol::rpc::{
-    DecodeErrorKind, ErrorObject, Id, Incoming, IncomingView, Message, MessageRead, MessageView,
-    Notification, PayloadOf, Request, Response, decode, decode_reading, decode_view, write_batch,
-    write_message, write_response_batch,
+    DecodeErrorKind, ErrorObject, Id, Incoming, IncomingView, Message, MessageView, Notification,
+    Request, Response, decode, decode_view, write_batch, write_message, write_response_batch,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -190,22 +189,6 @@ proptest! {
     }
 
     #[test]
-    fn a_written_message_with_a_payload_is_read_in_one_pass(message in message()) {
-        let mut line = Vec::new();
-        write_message(&message, &mut line);
-        let read = decode_reading(&line, |_, r| r.read_value().ok());
-        let has_payload = match &message {
-            Message::Request(Request { params, .. })
-            | Message::Notification(Notification { params, .. }) => params.is_some(),
-            Message::Response(response) => response.outcome.is_ok(),
-        };
-        prop_assert_eq!(read.is_some(), has_payload);
-        check_reading(&line, &decode(&line))?;
-        // A reader that declines leaves the line to `decode_view`.
-        prop_assert_eq!(decode_reading(&line, |_, _| None::<Value>), None);
-    }
-
-    #[test]
     fn arbitrary_bytes_never_panic_and_agree_with_the_json_parser(
         bytes in vec(any::<u8>(), 0..256),
     ) {
@@ -243,55 +226,6 @@ fn check_against_parser(line: &[u8]) -> Result<(), TestCaseError> {
     prop_assert_eq!(parse_error, json::parse(line).is_err());
     if let Incoming::Batch(entries) = &incoming {
         prop_assert!(!entries.is_empty());
-    }
-    check_reading(line, &incoming)
-}
-
-/// What `decode_reading` reads in one pass is what `decode` decodes: it gives a
-/// message only for a line that holds that very message, valid, with its payload.
-fn check_reading(line: &[u8], incoming: &Incoming) -> Result<(), TestCaseError> {
-    let read = decode_reading(line, |of, r| {
-        let value = r.read_value().ok()?;
-        Some((format!("{of:?}"), value))
-    });
-    let Some(read) = read else {
-        return Ok(());
-    };
-    let Incoming::Single(Ok(message)) = incoming else {
-        return Err(TestCaseError::fail(format!(
-            "read in one pass, but decoded as {incoming:?}"
-        )));
-    };
-    match (read, message) {
-        (MessageRead::Request { id, method, params }, Message::Request(request)) => {
-            prop_assert_eq!(&id, &request.id);
-            prop_assert_eq!(&method, &request.method);
-            let of = PayloadOf::Params {
-                id: Some(&id),
-                method: &method,
-            };
-            prop_assert_eq!(Some(&params.1), request.params.as_ref());
-            prop_assert_eq!(params.0, format!("{of:?}"));
-        }
-        (MessageRead::Notification { method, params }, Message::Notification(notification)) => {
-            prop_assert_eq!(&method, &notification.method);
-            let of = PayloadOf::Params {
-                id: None,
-                method: &method,
-            };
-            prop_assert_eq!(Some(&params.1), notification.params.as_ref());
-            prop_assert_eq!(params.0, format!("{of:?}"));
-        }
-        (MessageRead::Response { id, result }, Message::Response(response)) => {
-            prop_assert_eq!(&id, &response.id);
-            prop_assert_eq!(Ok(&result.1), response.outcome.as_ref());
-            prop_assert_eq!(result.0, format!("{:?}", PayloadOf::Result { id: &id }));
-        }
-        (read, message) => {
-            return Err(TestCaseError::fail(format!(
-                "read {read:?} in one pass, decoded {message:?}"
-            )));
-        }
     }
     Ok(())
 }
