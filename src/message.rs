@@ -626,7 +626,7 @@ macro_rules! value_conversions {
             #[doc = concat!("Reads ", $what, " from the JSON value at `reader`, which")]
             /// moves past the whole value whether it fits or not: what
             /// [`from_raw`](Self::from_raw) does, for a value inside a larger text
-            /// (such as a payload, read as [`rpc::decode_reading`] reaches it).
+            /// (such as a payload, read as the envelope reader reaches it).
             ///
             /// The outer `Err` is text that is not JSON, the inner one a member that
             /// does not fit.
