@@ -10,7 +10,7 @@
 //!   speed of a plain scalar pass over the bytes on this machine, in this run;
 //! - (a) `json::parse`: each line to an owned [`json::Value`];
 //! - (b) `rpc::decode_view`: each line as an endpoint decodes it
-//!   (`IncomingView::decode_expecting` with the protocol's methods): the envelope
+//!   (`rpc::decode_view`, expecting the protocol's methods): the envelope
 //!   (`jsonrpc`, `id`, `method`) read without building a tree, the whole line
 //!   validated, `params` / `result` / `error.data` left as `json::RawValue`s (checked
 //!   slices of the line); and, for comparison, `rpc::decode`, the same decoder
@@ -41,9 +41,9 @@ use std::time::{Duration, Instant};
 use dhara_protocol::extension::{self, Extension, ServerInfo};
 use dhara_protocol::frame::{Frame, LineDecoder};
 use dhara_protocol::host::{self, CallId, Core, Reply};
-use dhara_protocol::json::{self, Object, ParseOptions, Value};
+use dhara_protocol::json::{self, Object, Value};
 use dhara_protocol::message::{InitializeParams, Progress, Tool, ToolResult, method};
-use dhara_protocol::rpc::{self, Incoming, IncomingView, Message};
+use dhara_protocol::rpc::{self, DecodeOptions, Incoming, IncomingView, Message};
 use dhara_protocol::time;
 
 #[path = "throughput/traffic.rs"]
@@ -253,7 +253,7 @@ fn parse(t: &Traffic) -> Sample {
 fn decode_view(t: &Traffic) -> Sample {
     let mark = Mark::now();
     for line in t.lines() {
-        match IncomingView::decode_expecting(line, &ParseOptions::DEFAULT, method::ALL) {
+        match rpc::decode_view(line, DecodeOptions::DEFAULT.expecting(method::ALL)) {
             IncomingView::Single(Ok(message)) => drop(black_box(message)),
             other => panic!("{}: a generated line is not a message: {other:?}", t.name),
         }
@@ -266,7 +266,7 @@ fn decode_view(t: &Traffic) -> Sample {
 fn decode(t: &Traffic) -> Sample {
     let mark = Mark::now();
     for line in t.lines() {
-        match rpc::decode(line) {
+        match rpc::decode(line, DecodeOptions::DEFAULT) {
             Incoming::Single(Ok(message)) => drop(black_box(message)),
             other => panic!("{}: a generated line is not a message: {other:?}", t.name),
         }
@@ -589,7 +589,7 @@ fn main() {
         let values: Vec<Value> = t.lines().map(|l| json::parse(l).expect("JSON")).collect();
         let messages: Vec<Message> = t
             .lines()
-            .map(|l| match rpc::decode(l) {
+            .map(|l| match rpc::decode(l, DecodeOptions::DEFAULT) {
                 Incoming::Single(Ok(m)) => m,
                 other => panic!("not a message: {other:?}"),
             })

@@ -5,14 +5,14 @@ use alloc::string::String;
 
 use super::{Event, Excerpt, Extension, PeerError, Route, SHUTTING_DOWN};
 use crate::frame::{self, Frame};
-use crate::json::{self, Object, ParseOptions, RawValue, Reader, Value};
+use crate::json::{self, Object, RawValue, Reader, Value};
 use crate::message::{
     ExecuteParams, FieldError, InitializeParams, InitializeResult, NOT_INITIALIZED, ToolList,
     method,
 };
 use crate::rpc::{
-    self, DecodeError, ErrorCode, ErrorObject, Id, IncomingView, MessageView, PayloadOf,
-    RequestView,
+    self, DecodeError, DecodeOptions, ErrorCode, ErrorObject, Id, IncomingView, MessageView,
+    PayloadOf, RequestView,
 };
 
 /// A payload as the Extension reads it: the params of a `tools/execute` request it
@@ -106,8 +106,8 @@ impl Extension {
         let payloads = Payloads {
             runs: self.initialized && !self.shutting_down,
         };
-        let options = &ParseOptions::DEFAULT;
-        match rpc::decode_reading(line, options, method::ALL, payloads) {
+        let options = &DecodeOptions::DEFAULT.expecting(method::ALL);
+        match rpc::decode_reading(line, options, payloads) {
             IncomingView::Single(Err(error)) if error.is_parse_error() => {
                 let response = error.to_response();
                 let line = Excerpt::of(line, u64::try_from(line.len()).unwrap_or(u64::MAX));
@@ -307,10 +307,10 @@ fn data<const N: usize>(members: [(&str, Value); N]) -> Value {
 
 /// The `"id"` of a request from the first bytes of a line too long to decode.
 ///
-/// `None` when [`rpc::scan_prefix`] finds no single complete id before the cut, or
+/// `None` when [`rpc::LinePrefix::scan`] finds no single complete id before the cut, or
 /// when a `result` or `error` member shows the line is a response (never answered).
 fn request_id_in_prefix(prefix: &[u8]) -> Option<Id> {
-    let found = rpc::scan_prefix(prefix);
+    let found = rpc::LinePrefix::scan(prefix);
     if found.has_outcome { None } else { found.id }
 }
 

@@ -72,7 +72,7 @@ pub use events::{Event, Excerpt, Input, Output, PeerError, UsageError};
 use crate::frame::{self, LineDecoder};
 use crate::json::Value;
 use crate::message::{Progress, Tool, ToolList, ToolResult, method};
-use crate::rpc::{self, ErrorObject, Id, Response};
+use crate::rpc::{self, Envelope, ErrorObject, Id, Response};
 use batch::{BatchId, Batches};
 use pending::PendingRequests;
 use registry::Registry;
@@ -396,7 +396,8 @@ impl Extension {
         match pending.route {
             // Written straight from the typed result, without building its value.
             Route::Line => self.out.write_line(|buf| {
-                rpc::write_response_with(&pending.id, |out| result.write_json(out), buf)
+                let id = &pending.id;
+                rpc::write_with(Envelope::Result { id }, |out| result.write_json(out), buf)
             }),
             Route::Batch(batch) => {
                 self.answer_in_batch(batch, Response::result(pending.id, result.into_value()))
@@ -443,8 +444,10 @@ impl Extension {
             return Err(self.not_pending(request));
         };
         self.out.write_line(|buf| {
-            rpc::write_notification_with(
-                method::PROGRESS,
+            rpc::write_with(
+                Envelope::Notification {
+                    method: method::PROGRESS,
+                },
                 |out| Progress::write_parts(message, Some(&pending.id), out),
                 buf,
             )

@@ -16,8 +16,8 @@ use crate::message::{
     FieldError, InitializeResult, Progress, RejectedTool, ToolList, ToolResult, method,
 };
 use crate::rpc::{
-    self, DecodeError, ErrorCode, ErrorObject, ErrorView, Id, MessageView, NotificationView,
-    PayloadOf, RequestView, Response, ResponseView,
+    self, DecodeError, DecodeOptions, ErrorCode, ErrorObject, ErrorView, Id, MessageView,
+    NotificationView, PayloadOf, RequestView, Response, ResponseView,
 };
 
 /// A batch line whose entries are handled one per step: a copy of the line, and
@@ -131,7 +131,8 @@ impl Core {
     /// reads them.
     fn decode<'a>(&self, bytes: &'a [u8]) -> Entry<'a> {
         let payloads = Payloads { calls: &self.calls };
-        rpc::decode_entry(bytes, &ParseOptions::DEFAULT, method::ALL, payloads)
+        let options = &DecodeOptions::DEFAULT.expecting(method::ALL);
+        rpc::decode_entry(bytes, options, payloads)
     }
 
     /// Decodes a line and handles its message, or opens its batch: the batch's
@@ -398,14 +399,14 @@ fn length(len: impl TryInto<u64>) -> u64 {
 
 /// The id of a response, read from the first bytes of a line too long to decode.
 ///
-/// [`rpc::scan_prefix`] reads the top-level members in order and stops at the first
+/// [`rpc::LinePrefix::scan`] reads the top-level members in order and stops at the first
 /// one it cannot read whole, so an id number cut short is never taken. The id counts
 /// only when the line is a response (a `result` or `error` member was reached, and no
 /// `method`). So it finds the id when `id` comes before the large member, as this
 /// crate and most JSON-RPC libraries write it; a line that puts `id` after a large
 /// `result` is only reported, and its call ends by its deadline.
 fn response_id(prefix: &[u8]) -> Option<Id> {
-    let found = rpc::scan_prefix(prefix);
+    let found = rpc::LinePrefix::scan(prefix);
     if found.has_outcome && !found.has_method {
         found.id.filter(|id| !id.is_null())
     } else {

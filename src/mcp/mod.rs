@@ -159,7 +159,7 @@ impl Iterator for Decoder {
                 return Some(received(entry));
             }
             match self.lines.next_frame()? {
-                Frame::Line(line) => match rpc::decode(line) {
+                Frame::Line(line) => match rpc::decode(line, rpc::DecodeOptions::DEFAULT) {
                     Incoming::Single(entry) => return Some(received(entry)),
                     Incoming::Batch(entries) => self.batch.extend(entries),
                 },

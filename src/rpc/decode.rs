@@ -30,20 +30,66 @@ pub enum Incoming {
     Batch(Vec<Result<Message, DecodeError>>),
 }
 
-/// Decodes one line (without its newline) with the default [`ParseOptions`].
-pub fn decode(line: &[u8]) -> Incoming {
-    decode_with(line, &ParseOptions::DEFAULT)
-}
-
-/// Decodes one line (without its newline) with the given JSON limits.
+/// How [`decode`] and [`decode_view`] read a line: a small `Copy` value, built from
+/// [`DecodeOptions::DEFAULT`].
 ///
-/// Never panics; every failure is a [`DecodeError`] inside the returned [`Incoming`].
-pub fn decode_with(line: &[u8], options: &ParseOptions) -> Incoming {
-    decode_line(Owned, line, options)
+/// ```
+/// use dhara_protocol::json::ParseOptions;
+/// use dhara_protocol::rpc::DecodeOptions;
+///
+/// let options = DecodeOptions::DEFAULT
+///     .json(ParseOptions { max_depth: 16, ..ParseOptions::DEFAULT })
+///     .expecting(&["tools/list", "tools/execute"]);
+/// assert_eq!(options.json.max_depth, 16);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DecodeOptions {
+    /// The JSON limits (depth, lone surrogates). A view's payloads keep them, so
+    /// [`RawValue::parse`] and [`RawValue::reader`] read them under the same limits.
+    pub json: ParseOptions,
+    /// The methods the receiver expects. In a view, a method that is one of them,
+    /// written in the line without escapes, is handed out as that `&'static str`
+    /// (`Cow::Borrowed`), found by comparing bytes. The messages are the same with
+    /// or without it; [`decode`] makes an owned `String` of every method either way.
+    pub methods: &'static [&'static str],
 }
 
-/// Decodes one line (without its newline) with the default [`ParseOptions`], into
-/// messages borrowed from it.
+impl DecodeOptions {
+    /// The default JSON limits ([`ParseOptions::DEFAULT`]), no expected methods.
+    pub const DEFAULT: DecodeOptions = DecodeOptions {
+        json: ParseOptions::DEFAULT,
+        methods: &[],
+    };
+
+    /// These options with the JSON limits `json`.
+    #[must_use]
+    pub const fn json(self, json: ParseOptions) -> DecodeOptions {
+        DecodeOptions { json, ..self }
+    }
+
+    /// These options expecting `methods` (see [`DecodeOptions::methods`]).
+    #[must_use]
+    pub const fn expecting(self, methods: &'static [&'static str]) -> DecodeOptions {
+        DecodeOptions { methods, ..self }
+    }
+}
+
+impl Default for DecodeOptions {
+    fn default() -> DecodeOptions {
+        DecodeOptions::DEFAULT
+    }
+}
+
+/// Decodes one line (without its newline) into owned messages.
+///
+/// Never panics; every failure is a [`DecodeError`] inside the returned
+/// [`Incoming`].
+pub fn decode(line: &[u8], options: DecodeOptions) -> Incoming {
+    decode_line(Owned, line, &options.json)
+}
+
+/// Decodes one line (without its newline) into messages borrowed from it.
 ///
 /// The line is checked exactly as [`decode`] checks it, with the same errors, but no
 /// tree is built: the payloads are [`RawValue`]s, and the method and the error
@@ -51,53 +97,21 @@ pub fn decode_with(line: &[u8], options: &ParseOptions) -> Incoming {
 /// with an integer id allocates nothing.
 ///
 /// ```
-/// use dhara_protocol::rpc::{self, Id, IncomingView, MessageView};
+/// use std::borrow::Cow;
+/// use dhara_protocol::rpc::{self, DecodeOptions, Id, IncomingView, MessageView};
 ///
+/// const METHODS: &[&str] = &["tools/list", "tools/execute"];
 /// let line = br#"{"jsonrpc":"2.0","id":7,"method":"tools/execute","params":{"toolName":"grep"}}"#;
-/// let IncomingView::Single(Ok(MessageView::Request(request))) = rpc::decode_view(line) else {
+/// let view = rpc::decode_view(line, DecodeOptions::DEFAULT.expecting(METHODS));
+/// let IncomingView::Single(Ok(MessageView::Request(request))) = view else {
 ///     panic!("a valid request");
 /// };
 /// assert_eq!(request.id, Id::from(7u64));
-/// assert_eq!(request.method, "tools/execute");
+/// assert!(matches!(request.method, Cow::Borrowed(m) if std::ptr::eq(m, METHODS[1])));
 /// assert_eq!(request.params.unwrap().as_str(), r#"{"toolName":"grep"}"#);
 /// ```
-pub fn decode_view(line: &[u8]) -> IncomingView<'_> {
-    decode_view_with(line, &ParseOptions::DEFAULT)
-}
-
-/// [`decode_view`] with the given JSON limits; the payloads keep them, so
-/// [`RawValue::parse`] and [`RawValue::reader`] read them under the same limits.
-pub fn decode_view_with<'a>(line: &'a [u8], options: &ParseOptions) -> IncomingView<'a> {
-    IncomingView::decode_expecting(line, options, &[])
-}
-
-impl<'a> IncomingView<'a> {
-    /// [`decode_view_with`] for a receiver that names the methods it expects: a
-    /// method that is one of `methods`, written in the line without escapes, is
-    /// handed out as that one (`Cow::Borrowed` of the `&'static str`), found by
-    /// comparing bytes, with no UTF-8 check of the line's copy to make. The result
-    /// equals [`decode_view_with`]'s.
-    ///
-    /// ```
-    /// use std::borrow::Cow;
-    /// use dhara_protocol::json::ParseOptions;
-    /// use dhara_protocol::rpc::{IncomingView, MessageView};
-    ///
-    /// const METHODS: &[&str] = &["tools/list", "tools/execute"];
-    /// let line = br#"{"jsonrpc":"2.0","id":7,"method":"tools/execute"}"#;
-    /// let view = IncomingView::decode_expecting(line, &ParseOptions::DEFAULT, METHODS);
-    /// let IncomingView::Single(Ok(MessageView::Request(request))) = view else {
-    ///     panic!("a valid request");
-    /// };
-    /// assert!(matches!(request.method, Cow::Borrowed(m) if std::ptr::eq(m, METHODS[1])));
-    /// ```
-    pub fn decode_expecting(
-        line: &'a [u8],
-        options: &ParseOptions,
-        methods: &'static [&'static str],
-    ) -> IncomingView<'a> {
-        decode_reading(line, options, methods, Raw)
-    }
+pub fn decode_view(line: &[u8], options: DecodeOptions) -> IncomingView<'_> {
+    decode_reading(line, &options, Raw)
 }
 
 /// Which payload a [`Payloads`] reader is offered, with what the envelope said
@@ -155,15 +169,15 @@ impl<'a> Payloads<'a> for Raw {
 /// Decodes one line into messages borrowed from it, each payload taken by
 /// `payloads`: the one reading the endpoints make of each line.
 ///
-/// `methods` are the methods the receiver expects: one written in the line without
-/// escapes is handed out as that `&'static str`, found by comparing bytes.
+/// `options.methods` are the methods the receiver expects (see
+/// [`DecodeOptions::methods`]).
 pub(crate) fn decode_reading<'a, P: Payloads<'a>>(
     line: &'a [u8],
-    options: &ParseOptions,
-    methods: &'static [&'static str],
+    options: &DecodeOptions,
     payloads: P,
 ) -> IncomingView<'a, P::Payload> {
-    decode_line(Borrowed { methods, payloads }, line, options)
+    let methods = options.methods;
+    decode_line(Borrowed { methods, payloads }, line, &options.json)
 }
 
 /// [`decode_reading`] for a line read as one message even when it is an array
@@ -171,12 +185,12 @@ pub(crate) fn decode_reading<'a, P: Payloads<'a>>(
 /// is): for an element of a batch [`scan_batch`] found, read on its own.
 pub(crate) fn decode_entry<'a, P: Payloads<'a>>(
     line: &'a [u8],
-    options: &ParseOptions,
-    methods: &'static [&'static str],
+    options: &DecodeOptions,
     payloads: P,
 ) -> Result<MessageView<'a, P::Payload>, DecodeError> {
+    let methods = options.methods;
     let mut form = Borrowed { methods, payloads };
-    let mut reader = Reader::new(line, options);
+    let mut reader = Reader::new(line, &options.json);
     let read = read_entry(&mut form, &mut reader).and_then(|entry| reader.finish().map(|()| entry));
     read.unwrap_or_else(|e| Err(DecodeError::new(DecodeErrorKind::Json(e), None, false)))
 }
@@ -877,7 +891,7 @@ fn read_integer(reader: &mut Reader<'_>) -> Result<Option<i64>, json::Error> {
 /// What the first bytes of a line tell about its message, when the whole line was
 /// too long to decode (the framing layer keeps the first few KiB of such a line).
 ///
-/// Built by [`scan_prefix`]. It lets an endpoint fail the right call at once: the
+/// Built by [`LinePrefix::scan`]. It lets an endpoint fail the right call at once: the
 /// Extension answers an oversized request with an error naming its id; the Core ends
 /// the call an oversized response was for.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -891,58 +905,60 @@ pub struct LinePrefix {
     pub has_outcome: bool,
 }
 
-/// Reads the top-level members of a cut line, in order, until the bytes run out.
-///
-/// Only members read whole count: an id cut in the middle (`"id":12` of
-/// `"id":123`) is not taken. Never fails; an unreadable prefix gives an empty
-/// [`LinePrefix`].
-///
-/// ```
-/// use dhara_protocol::rpc::{Id, scan_prefix};
-///
-/// let prefix = scan_prefix(br#"{"jsonrpc":"2.0","id":41,"method":"tools/execute","params":{"input":"aaaa"#);
-/// assert_eq!(prefix.id, Some(Id::from(41u64)));
-/// assert!(prefix.has_method && !prefix.has_outcome);
-/// ```
-pub fn scan_prefix(prefix: &[u8]) -> LinePrefix {
-    let mut found = LinePrefix::default();
-    let mut reader = Reader::new(prefix, &ParseOptions::DEFAULT);
-    if reader.begin_object().is_err() {
-        return found;
-    }
-    let mut ids = 0;
-    while let Ok(Some(member)) = reader.next_member_as(Member::from_name) {
-        let complete = match member {
-            Some(Member::Id) => {
-                ids += 1;
-                match read_id(&mut reader) {
-                    // Nothing after the value: it may have been cut (`12` of `123`).
-                    Ok(_) if reader.offset() >= prefix.len() => false,
-                    Ok(id) => {
-                        found.id = id.ok();
-                        true
-                    }
-                    Err(_) => false,
-                }
-            }
-            Some(Member::Method) => {
-                found.has_method = true;
-                reader.skip_value().is_ok()
-            }
-            Some(Member::Result | Member::Error) => {
-                found.has_outcome = true;
-                reader.skip_value().is_ok()
-            }
-            _ => reader.skip_value().is_ok(),
-        };
-        if !complete {
-            break;
+impl LinePrefix {
+    /// Reads the top-level members of a cut line, in order, until the bytes run out.
+    ///
+    /// Only members read whole count: an id cut in the middle (`"id":12` of
+    /// `"id":123`) is not taken. Never fails; an unreadable prefix gives an empty
+    /// [`LinePrefix`].
+    ///
+    /// ```
+    /// use dhara_protocol::rpc::{Id, LinePrefix};
+    ///
+    /// let prefix = LinePrefix::scan(br#"{"jsonrpc":"2.0","id":41,"method":"tools/execute","params":{"input":"aaaa"#);
+    /// assert_eq!(prefix.id, Some(Id::from(41u64)));
+    /// assert!(prefix.has_method && !prefix.has_outcome);
+    /// ```
+    pub fn scan(prefix: &[u8]) -> LinePrefix {
+        let mut found = LinePrefix::default();
+        let mut reader = Reader::new(prefix, &ParseOptions::DEFAULT);
+        if reader.begin_object().is_err() {
+            return found;
         }
+        let mut ids = 0;
+        while let Ok(Some(member)) = reader.next_member_as(Member::from_name) {
+            let complete = match member {
+                Some(Member::Id) => {
+                    ids += 1;
+                    match read_id(&mut reader) {
+                        // Nothing after the value: it may have been cut (`12` of `123`).
+                        Ok(_) if reader.offset() >= prefix.len() => false,
+                        Ok(id) => {
+                            found.id = id.ok();
+                            true
+                        }
+                        Err(_) => false,
+                    }
+                }
+                Some(Member::Method) => {
+                    found.has_method = true;
+                    reader.skip_value().is_ok()
+                }
+                Some(Member::Result | Member::Error) => {
+                    found.has_outcome = true;
+                    reader.skip_value().is_ok()
+                }
+                _ => reader.skip_value().is_ok(),
+            };
+            if !complete {
+                break;
+            }
+        }
+        if ids > 1 {
+            found.id = None;
+        }
+        found
     }
-    if ids > 1 {
-        found.id = None;
-    }
-    found
 }
 
 #[cfg(test)]
@@ -952,7 +968,7 @@ mod tests {
     use alloc::string::String;
 
     fn kind(line: &[u8]) -> Option<DecodeErrorKind> {
-        match decode(line) {
+        match decode(line, DecodeOptions::DEFAULT) {
             Incoming::Single(Err(e)) => Some(e.kind().clone()),
             Incoming::Single(Ok(_)) => None,
             Incoming::Batch(_) => panic!("not a batch"),
@@ -1174,9 +1190,13 @@ mod tests {
                 for c in members {
                     let compact = format!("{{{a},{b},{c}}}");
                     let spaced = format!("{{{a} , {b} ,{c}}}");
-                    let decoded = decode(compact.as_bytes());
-                    assert_eq!(decoded, decode(spaced.as_bytes()), "{compact}");
-                    let view = decode_view(compact.as_bytes()).into_owned();
+                    let decoded = decode(compact.as_bytes(), DecodeOptions::DEFAULT);
+                    assert_eq!(
+                        decoded,
+                        decode(spaced.as_bytes(), DecodeOptions::DEFAULT),
+                        "{compact}"
+                    );
+                    let view = decode_view(compact.as_bytes(), DecodeOptions::DEFAULT).into_owned();
                     assert_eq!(view, decoded, "{compact}");
                     lines += 1;
                 }
@@ -1196,8 +1216,13 @@ mod tests {
     /// The method of a line decoded expecting `methods`, and whether it is one of
     /// them, handed out as it is.
     fn expected_method(line: &[u8], methods: &'static [&'static str]) -> (String, bool) {
-        let view = IncomingView::decode_expecting(line, &ParseOptions::DEFAULT, methods);
-        assert_eq!(view, decode_view(line), "{}", String::from_utf8_lossy(line));
+        let view = decode_view(line, DecodeOptions::DEFAULT.expecting(methods));
+        assert_eq!(
+            view,
+            decode_view(line, DecodeOptions::DEFAULT),
+            "{}",
+            String::from_utf8_lossy(line)
+        );
         // Read by a payload reader, which is given the same method.
         struct Spy(&'static [&'static str], Option<bool>);
         impl<'a> Payloads<'a> for &mut Spy {
@@ -1214,7 +1239,7 @@ mod tests {
             }
         }
         let mut spy = Spy(methods, None);
-        let read = decode_reading(line, &ParseOptions::DEFAULT, methods, &mut spy);
+        let read = decode_reading(line, &DecodeOptions::DEFAULT.expecting(methods), &mut spy);
         assert_eq!(read, view, "{}", String::from_utf8_lossy(line));
         let given_to_reader = spy.1;
         let IncomingView::Single(Ok(message)) = view else {
@@ -1277,8 +1302,8 @@ mod tests {
         }
         // A method that is not a string is the same error either way.
         let line = br#"{"jsonrpc":"2.0","method":7}"#;
-        let view = IncomingView::decode_expecting(line, &ParseOptions::DEFAULT, METHODS);
-        assert_eq!(view, decode_view(line));
+        let view = decode_view(line, DecodeOptions::DEFAULT.expecting(METHODS));
+        assert_eq!(view, decode_view(line, DecodeOptions::DEFAULT));
     }
 
     proptest::proptest! {
@@ -1302,6 +1327,7 @@ mod tests {
     fn ids_are_taken_from_their_text() {
         let id = |text: &str| match decode(
             format!(r#"{{"jsonrpc":"2.0","id":{text},"method":"x"}}"#).as_bytes(),
+            DecodeOptions::DEFAULT,
         ) {
             Incoming::Single(Ok(Message::Request(r))) => Ok(r.id),
             Incoming::Single(Err(e)) => Err(e.kind().clone()),
@@ -1331,7 +1357,9 @@ mod tests {
                 format!(r#"{{"jsonrpc":"2.0","method":"x","id":{text}}}"#),
                 format!(r#"{{"jsonrpc":"2.0","id":{text},"method":"a long enough method"}}"#),
             ] {
-                let Incoming::Single(Ok(Message::Request(r))) = decode(line.as_bytes()) else {
+                let Incoming::Single(Ok(Message::Request(r))) =
+                    decode(line.as_bytes(), DecodeOptions::DEFAULT)
+                else {
                     panic!("{line}: a request");
                 };
                 assert_eq!(r.id, Id::Number(Number::from_text(text).unwrap()), "{line}");
@@ -1343,7 +1371,8 @@ mod tests {
     #[test]
     fn error_codes_are_taken_from_their_text() {
         let line = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}"#;
-        let Incoming::Single(Ok(Message::Response(r))) = decode(line) else {
+        let Incoming::Single(Ok(Message::Response(r))) = decode(line, DecodeOptions::DEFAULT)
+        else {
             panic!("a response");
         };
         assert_eq!(

@@ -18,30 +18,65 @@ pub fn write_message(message: &Message, out: &mut Vec<u8>) {
     }
 }
 
-/// Writes a request. `params`, when given, should be an array or an object.
-pub fn write_request(id: &Id, method: &str, params: Option<&Value>, out: &mut Vec<u8>) {
-    write_envelope_start(Some(id), out);
-    write_call(method, params, out);
+/// The envelope of a message whose payload [`write_with`] writes.
+#[derive(Clone, Copy, Debug)]
+pub enum Envelope<'a> {
+    /// A request; the payload is its `params` (an array or an object).
+    Request {
+        /// The request's id.
+        id: &'a Id,
+        /// The method.
+        method: &'a str,
+    },
+    /// A notification; the payload is its `params` (an array or an object).
+    Notification {
+        /// The method.
+        method: &'a str,
+    },
+    /// A successful response; the payload is its `result`.
+    Result {
+        /// The id of the request answered.
+        id: &'a Id,
+    },
 }
 
-/// Writes a request whose params `write_params` appends to `out` as JSON (an array or
-/// an object), such as a typed message writing itself without a [`Value`].
+/// Writes a message whose payload (`params` or `result`) `write_payload` appends to
+/// `out` as JSON, such as a typed message writing itself without a [`Value`]. The
+/// bytes are those [`write_message`] writes for the same message.
 ///
 /// ```
-/// use dhara_protocol::rpc::{self, Id};
+/// use dhara_protocol::rpc::{self, Envelope, Id};
 ///
 /// let mut out = Vec::new();
-/// rpc::write_request_with(&Id::from(7), "tools/list", |out| out.extend_from_slice(b"{}"), &mut out);
+/// let envelope = Envelope::Request { id: &Id::from(7), method: "tools/list" };
+/// rpc::write_with(envelope, |out| out.extend_from_slice(b"{}"), &mut out);
 /// assert_eq!(out, br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#);
+///
+/// out.clear();
+/// rpc::write_with(Envelope::Result { id: &Id::from("a") }, |out| out.extend_from_slice(b"true"), &mut out);
+/// assert_eq!(out, br#"{"jsonrpc":"2.0","id":"a","result":true}"#);
 /// ```
-pub fn write_request_with(
-    id: &Id,
-    method: &str,
-    write_params: impl FnOnce(&mut Vec<u8>),
+pub fn write_with(
+    envelope: Envelope<'_>,
+    write_payload: impl FnOnce(&mut Vec<u8>),
     out: &mut Vec<u8>,
 ) {
-    write_envelope_start(Some(id), out);
-    write_call_with(method, write_params, out);
+    match envelope {
+        Envelope::Request { id, method } => {
+            write_envelope_start(Some(id), out);
+            write_call_with(method, write_payload, out);
+        }
+        Envelope::Notification { method } => {
+            write_envelope_start(None, out);
+            write_call_with(method, write_payload, out);
+        }
+        Envelope::Result { id } => {
+            write_envelope_start(Some(id), out);
+            out.extend_from_slice(b",\"result\":");
+            write_payload(out);
+            out.push(b'}');
+        }
+    }
 }
 
 /// A method name seen, when the crate is built, to need no escape in JSON (no `"`,
@@ -75,7 +110,7 @@ impl PlainMethod {
     }
 }
 
-/// [`write_request_with`] for an integer id and a plain method, the id written
+/// [`write_with`] of a request, for an integer id and a plain method, the id written
 /// straight from `id` as the text `Id::from(id)` holds, without building that
 /// [`Id`], and the method as it is.
 pub(crate) fn write_request_with_u64(
@@ -93,27 +128,29 @@ pub(crate) fn write_request_with_u64(
     out.push(b'}');
 }
 
+/// Writes a request. `params`, when given, should be an array or an object.
+pub(crate) fn write_request(id: &Id, method: &str, params: Option<&Value>, out: &mut Vec<u8>) {
+    write_envelope_start(Some(id), out);
+    write_call(method, params, out);
+}
+
 /// Writes a notification. `params`, when given, should be an array or an object.
-pub fn write_notification(method: &str, params: Option<&Value>, out: &mut Vec<u8>) {
+pub(crate) fn write_notification(method: &str, params: Option<&Value>, out: &mut Vec<u8>) {
     write_envelope_start(None, out);
     write_call(method, params, out);
 }
 
-/// Writes a notification whose params `write_params` appends to `out` as JSON (see
-/// [`write_request_with`]).
-pub fn write_notification_with(
-    method: &str,
-    write_params: impl FnOnce(&mut Vec<u8>),
-    out: &mut Vec<u8>,
-) {
-    write_envelope_start(None, out);
-    write_call_with(method, write_params, out);
-}
-
 /// Writes a response: `result` or `error`.
-pub fn write_response(response: &Response, out: &mut Vec<u8>) {
+pub(crate) fn write_response(response: &Response, out: &mut Vec<u8>) {
     match &response.outcome {
-        Ok(result) => write_response_with(&response.id, |out| json::write_value(result, out), out),
+        Ok(result) => {
+            let id = &response.id;
+            write_with(
+                Envelope::Result { id },
+                |out| json::write_value(result, out),
+                out,
+            );
+        }
         Err(error) => {
             write_envelope_start(Some(&response.id), out);
             out.extend_from_slice(b",\"error\":");
@@ -121,23 +158,6 @@ pub fn write_response(response: &Response, out: &mut Vec<u8>) {
             out.push(b'}');
         }
     }
-}
-
-/// Writes a successful response whose result `write_result` appends to `out` as JSON,
-/// such as a typed result writing itself without a [`Value`].
-///
-/// ```
-/// use dhara_protocol::rpc::{self, Id};
-///
-/// let mut out = Vec::new();
-/// rpc::write_response_with(&Id::from("a"), |out| out.extend_from_slice(b"true"), &mut out);
-/// assert_eq!(out, br#"{"jsonrpc":"2.0","id":"a","result":true}"#);
-/// ```
-pub fn write_response_with(id: &Id, write_result: impl FnOnce(&mut Vec<u8>), out: &mut Vec<u8>) {
-    write_envelope_start(Some(id), out);
-    out.extend_from_slice(b",\"result\":");
-    write_result(out);
-    out.push(b'}');
 }
 
 /// Writes a batch of messages as one JSON array.
@@ -149,12 +169,12 @@ pub fn write_batch(messages: &[Message], out: &mut Vec<u8>) {
 }
 
 /// Writes the responses to a batch as one JSON array (see [`write_batch`]).
-pub fn write_response_batch(responses: &[Response], out: &mut Vec<u8>) {
+pub(crate) fn write_response_batch(responses: &[Response], out: &mut Vec<u8>) {
     json::write_array(responses, write_response, out);
 }
 
 /// Writes an id: its exact integer text, a quoted string, or `null`.
-pub fn write_id(id: &Id, out: &mut Vec<u8>) {
+pub(crate) fn write_id(id: &Id, out: &mut Vec<u8>) {
     match id {
         Id::Number(n) => out.extend_from_slice(n.text_bytes()),
         Id::String(s) => json::write_string(s, out),
@@ -163,7 +183,7 @@ pub fn write_id(id: &Id, out: &mut Vec<u8>) {
 }
 
 /// Writes an error object: `{"code":…,"message":…}` plus `"data"` when present.
-pub fn write_error_object(error: &ErrorObject, out: &mut Vec<u8>) {
+fn write_error_object(error: &ErrorObject, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"code\":");
     out.extend_from_slice(Number::from(error.code.code()).text_bytes());
     out.extend_from_slice(b",\"message\":");
@@ -249,7 +269,15 @@ mod tests {
         let params = |out: &mut Vec<u8>| out.extend_from_slice(b"{\"a\":[1]}");
         for n in integers() {
             let mut general = Vec::new();
-            write_request_with(&Id::from(n), "tools/execute", params, &mut general);
+            let id = &Id::from(n);
+            write_with(
+                Envelope::Request {
+                    id,
+                    method: "tools/execute",
+                },
+                params,
+                &mut general,
+            );
             let mut direct = Vec::new();
             write_request_with_u64(n, PlainMethod::new("tools/execute"), params, &mut direct);
             assert_eq!(direct, general, "id {n}");

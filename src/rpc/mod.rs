@@ -1,6 +1,6 @@
 //! JSON-RPC 2.0: the message model, its validation, and its error codes.
 //!
-//! A line decodes to [`Incoming`]: one message or a batch, each entry either a valid
+//! [`decode`] turns a line into [`Incoming`]: one message or a batch, each entry either a valid
 //! [`Message`] or a [`DecodeError`] that carries the error object the receiver should
 //! answer with (and the id, when it could be recovered).
 //!
@@ -31,35 +31,40 @@
 //! invalid but its `id` was valid, the error carries it, so the reply names the
 //! right request.
 //!
+//! [`DecodeOptions`], a small value, sets the JSON limits and the methods a receiver
+//! expects; [`LinePrefix::scan`] reads what it can of a line too long to decode.
+//!
+//! [`write_message`] and [`write_batch`] write messages; [`write_with`] writes one
+//! whose payload a closure appends, for a typed payload written without a tree.
 //! Writing is compact, with members in the order `jsonrpc`, `id`, `method`,
 //! `params` / `result` / `error`, appended to a caller's buffer with no newline
 //! (the framing layer adds it).
 //!
 //! ```
 //! use dhara_protocol::json::Value;
-//! use dhara_protocol::rpc::{self, ErrorCode, Id, Incoming, Message, Response};
+//! use dhara_protocol::rpc::{self, DecodeOptions, ErrorCode, Id, Incoming, Message, Response};
 //!
 //! // A request in, its response out.
 //! let Incoming::Single(Ok(Message::Request(request))) =
-//!     rpc::decode(br#"{"jsonrpc":"2.0","id":7,"method":"sum","params":[1,2]}"#)
+//!     rpc::decode(br#"{"jsonrpc":"2.0","id":7,"method":"sum","params":[1,2]}"#, DecodeOptions::DEFAULT)
 //! else {
 //!     panic!("a valid request");
 //! };
 //! assert_eq!(request.method, "sum");
 //! let mut out = Vec::new();
-//! rpc::write_response(&Response::result(request.id, Value::from(3u64)), &mut out);
+//! rpc::write_message(&Response::result(request.id, Value::from(3u64)).into(), &mut out);
 //! assert_eq!(out, br#"{"jsonrpc":"2.0","id":7,"result":3}"#);
 //!
 //! // An invalid request: the error to answer with keeps the id.
 //! let Incoming::Single(Err(error)) =
-//!     rpc::decode(br#"{"jsonrpc":"2.0","id":"a","method":"sum","params":5}"#)
+//!     rpc::decode(br#"{"jsonrpc":"2.0","id":"a","method":"sum","params":5}"#, DecodeOptions::DEFAULT)
 //! else {
 //!     panic!("an invalid request");
 //! };
 //! assert_eq!(error.id, Some(Id::from("a")));
 //! assert_eq!(error.error_object().code, ErrorCode::INVALID_REQUEST);
 //! out.clear();
-//! rpc::write_response(&error.to_response(), &mut out);
+//! rpc::write_message(&error.to_response().into(), &mut out);
 //! assert_eq!(
 //!     out,
 //!     br#"{"jsonrpc":"2.0","id":"a","error":{"code":-32600,"message":"Invalid Request: params must be an array or an object"}}"#
@@ -72,17 +77,14 @@ mod error;
 mod types;
 mod view;
 
-pub use decode::{
-    Incoming, LinePrefix, decode, decode_view, decode_view_with, decode_with, scan_prefix,
-};
+pub use decode::{DecodeOptions, Incoming, LinePrefix, decode, decode_view};
 pub(crate) use decode::{
     PayloadOf, Payloads, decode_entry, decode_reading, read_number, scan_batch,
 };
-pub(crate) use encode::{PlainMethod, write_request_with_u64};
-pub use encode::{
-    write_batch, write_error_object, write_id, write_message, write_notification,
-    write_notification_with, write_request, write_request_with, write_response,
-    write_response_batch, write_response_with,
+pub use encode::{Envelope, write_batch, write_message, write_with};
+pub(crate) use encode::{
+    PlainMethod, write_id, write_notification, write_request, write_request_with_u64,
+    write_response, write_response_batch,
 };
 pub use error::{DecodeError, DecodeErrorKind};
 pub use types::{ErrorCode, ErrorObject, Id, Message, Notification, Request, Response};

@@ -254,6 +254,24 @@ impl Message {
     }
 }
 
+impl From<Request> for Message {
+    fn from(request: Request) -> Message {
+        Message::Request(request)
+    }
+}
+
+impl From<Notification> for Message {
+    fn from(notification: Notification) -> Message {
+        Message::Notification(notification)
+    }
+}
+
+impl From<Response> for Message {
+    fn from(response: Response) -> Message {
+        Message::Response(response)
+    }
+}
+
 impl Response {
     /// A successful response.
     pub fn result(id: Id, result: Value) -> Response {

@@ -325,7 +325,7 @@ impl Session {
             "not whole lines"
         );
         for line in bytes[..bytes.len() - 1].split(|&b| b == b'\n') {
-            match rpc::decode(line) {
+            match rpc::decode(line, rpc::DecodeOptions::DEFAULT) {
                 Incoming::Single(Ok(Message::Request(request))) => {
                     let id = request.id.as_u64().expect("the Core sends integer ids");
                     assert!(self.call_id(id).is_some(), "a request for no call: {id}");

@@ -79,9 +79,7 @@ fn tools() -> Vec<Tool> {
 }
 
 fn id_text(id: &Id) -> Vec<u8> {
-    let mut text = Vec::new();
-    rpc::write_id(id, &mut text);
-    text
+    id.to_string().into_bytes()
 }
 
 impl Session {
@@ -213,7 +211,7 @@ impl Session {
     fn read_model(&mut self) {
         while let Some(frame) = self.stdin.next_frame() {
             let incoming = match frame {
-                Frame::Line(line) => rpc::decode(line),
+                Frame::Line(line) => rpc::decode(line, rpc::DecodeOptions::DEFAULT),
                 Frame::TooLong { .. } => {
                     self.oversized += 1;
                     continue;
@@ -284,7 +282,7 @@ impl Session {
             "not whole lines"
         );
         for line in bytes[..bytes.len() - 1].split(|&b| b == b'\n') {
-            let responses = match rpc::decode(line) {
+            let responses = match rpc::decode(line, rpc::DecodeOptions::DEFAULT) {
                 Incoming::Single(Ok(Message::Response(response))) => vec![response],
                 Incoming::Single(Ok(Message::Notification(n))) => {
                     match n.method.as_str() {

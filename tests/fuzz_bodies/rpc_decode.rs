@@ -10,11 +10,11 @@
 use dhara_protocol::rpc::{self, DecodeError, Id, Incoming, Message};
 
 pub fn run(data: &[u8]) {
-    let prefix = rpc::scan_prefix(data);
-    let decoded = rpc::decode(data);
+    let prefix = rpc::LinePrefix::scan(data);
+    let decoded = rpc::decode(data, rpc::DecodeOptions::DEFAULT);
     // The borrowed view is the same decoder: made owned, it is what `decode` gives.
     assert_eq!(
-        rpc::decode_view(data).into_owned(),
+        rpc::decode_view(data, rpc::DecodeOptions::DEFAULT).into_owned(),
         decoded,
         "decode_view and decode disagree"
     );
@@ -39,7 +39,7 @@ pub fn run(data: &[u8]) {
             if !messages.is_empty() {
                 let mut written = Vec::new();
                 rpc::write_batch(&messages, &mut written);
-                let again = rpc::decode(&written);
+                let again = rpc::decode(&written, rpc::DecodeOptions::DEFAULT);
                 let expected = Incoming::Batch(messages.into_iter().map(Ok).collect());
                 assert_eq!(again, expected, "a batch does not survive write and decode");
             }
@@ -52,11 +52,11 @@ fn check_entry(entry: &Result<Message, DecodeError>) {
         Ok(message) => {
             let mut written = Vec::new();
             rpc::write_message(message, &mut written);
-            let again = rpc::decode(&written);
+            let again = rpc::decode(&written, rpc::DecodeOptions::DEFAULT);
             assert_eq!(
                 again,
                 Incoming::Single(Ok(message.clone())),
-                "decode(write(m)) != m for {}",
+                "decode(write(m), rpc::DecodeOptions::DEFAULT) != m for {}",
                 String::from_utf8_lossy(&written)
             );
         }
@@ -65,9 +65,9 @@ fn check_entry(entry: &Result<Message, DecodeError>) {
             assert_eq!(response.id, error.id.clone().unwrap_or(Id::Null));
             assert_eq!(response.outcome.as_ref().err(), Some(&error.error_object()));
             let mut written = Vec::new();
-            rpc::write_response(&response, &mut written);
+            rpc::write_message(&response.clone().into(), &mut written);
             assert_eq!(
-                rpc::decode(&written),
+                rpc::decode(&written, rpc::DecodeOptions::DEFAULT),
                 Incoming::Single(Ok(Message::Response(response))),
                 "the error reply is not a valid response"
             );

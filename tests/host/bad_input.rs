@@ -263,9 +263,10 @@ fn extension_rejects(line: &[u8], code: ErrorCode, id: Id) {
     let drained = drain(&mut extension);
     let answer = drained.line();
     assert_eq!(answer["error"]["code"], Value::from(code.code()));
-    let mut written_id = Vec::new();
-    dhara_protocol::rpc::write_id(&id, &mut written_id);
-    assert_eq!(answer["id"], json::parse(&written_id).unwrap());
+    assert_eq!(
+        answer["id"],
+        json::parse(id.to_string().as_bytes()).unwrap()
+    );
     let reported = match drained.events.as_slice() {
         [
             ExtensionEvent::Protocol(ExtensionPeerError::NotJson {

@@ -3,13 +3,13 @@
 
 use dhara_protocol::json::{self, Number, Object, ParseOptions, Value};
 use dhara_protocol::rpc::{
-    DecodeError, DecodeErrorKind, ErrorCode, ErrorObject, Id, Incoming, LinePrefix, Message,
-    Notification, Request, Response, decode, decode_with, scan_prefix,
+    DecodeError, DecodeErrorKind, DecodeOptions, ErrorCode, ErrorObject, Id, Incoming, LinePrefix,
+    Message, Notification, Request, Response, decode,
 };
 use proptest::prelude::*;
 
 fn single(line: &str) -> Result<Message, DecodeError> {
-    match decode(line.as_bytes()) {
+    match decode(line.as_bytes(), DecodeOptions::DEFAULT) {
         Incoming::Single(entry) => entry,
         Incoming::Batch(entries) => panic!("expected a single entry for {line}, got {entries:?}"),
     }
@@ -41,7 +41,7 @@ fn invalid(line: &str, kind: DecodeErrorKind, id: Option<Id>) {
 }
 
 fn assert_parse_error(line: &[u8]) {
-    match decode(line) {
+    match decode(line, DecodeOptions::DEFAULT) {
         Incoming::Single(Err(e)) => {
             assert!(matches!(e.kind(), DecodeErrorKind::Json(_)), "{e}");
             assert!(e.is_parse_error());
@@ -102,11 +102,11 @@ fn nesting_beyond_max_depth_is_a_parse_error() {
     };
     let shallow = br#"{"jsonrpc":"2.0","method":"a","params":[1]}"#;
     assert!(matches!(
-        decode_with(shallow, &options),
+        decode(shallow, DecodeOptions::DEFAULT.json(options)),
         Incoming::Single(Ok(_))
     ));
     let deep = br#"{"jsonrpc":"2.0","method":"a","params":[[[[[1]]]]]}"#;
-    match decode_with(deep, &options) {
+    match decode(deep, DecodeOptions::DEFAULT.json(options)) {
         Incoming::Single(Err(e)) => assert!(e.is_parse_error()),
         other => panic!("{other:?}"),
     }
@@ -118,7 +118,7 @@ fn nesting_beyond_max_depth_is_a_parse_error() {
 fn strict_surrogates_make_a_lone_surrogate_in_params_a_parse_error() {
     let line = br#"{"jsonrpc":"2.0","method":"a","params":["\ud800"]}"#;
     // Default: replaced by U+FFFD inside a string value.
-    match decode(line) {
+    match decode(line, DecodeOptions::DEFAULT) {
         Incoming::Single(Ok(Message::Notification(n))) => {
             assert_eq!(n.params, Some(Value::Array(vec![Value::from("\u{FFFD}")])));
         }
@@ -128,7 +128,7 @@ fn strict_surrogates_make_a_lone_surrogate_in_params_a_parse_error() {
         strict_surrogates: true,
         ..ParseOptions::DEFAULT
     };
-    match decode_with(line, &strict) {
+    match decode(line, DecodeOptions::DEFAULT.json(strict)) {
         Incoming::Single(Err(e)) => assert!(e.is_parse_error()),
         other => panic!("{other:?}"),
     }
@@ -152,7 +152,7 @@ fn empty_batch_is_one_invalid_request() {
 
 #[test]
 fn invalid_batch_entries_get_one_error_each() {
-    let Incoming::Batch(entries) = decode(b"[1,2,3]") else {
+    let Incoming::Batch(entries) = decode(b"[1,2,3]", DecodeOptions::DEFAULT) else {
         panic!("a batch")
     };
     assert_eq!(entries.len(), 3);
@@ -161,7 +161,7 @@ fn invalid_batch_entries_get_one_error_each() {
         assert_eq!(e.kind(), &DecodeErrorKind::NotAnObject);
         assert_eq!(e.to_response(), Response::error(Id::Null, e.error_object()));
     }
-    let Incoming::Batch(entries) = decode(b"[[]]") else {
+    let Incoming::Batch(entries) = decode(b"[[]]", DecodeOptions::DEFAULT) else {
         panic!("a batch")
     };
     assert_eq!(entries.len(), 1);
@@ -178,7 +178,7 @@ fn batch_entries_keep_their_order_and_ids() {
         {"foo":"boo"},
         {"jsonrpc":"2.0","method":"x","params":"bad","id":9},
         {"jsonrpc":"2.0","id":3,"result":true}]"#;
-    let Incoming::Batch(entries) = decode(line.as_bytes()) else {
+    let Incoming::Batch(entries) = decode(line.as_bytes(), DecodeOptions::DEFAULT) else {
         panic!("a batch")
     };
     assert_eq!(entries.len(), 5);
@@ -215,7 +215,10 @@ fn batch_entries_keep_their_order_and_ids() {
 
 #[test]
 fn a_single_entry_batch_is_still_a_batch() {
-    let Incoming::Batch(entries) = decode(br#"[{"jsonrpc":"2.0","method":"a"}]"#) else {
+    let Incoming::Batch(entries) = decode(
+        br#"[{"jsonrpc":"2.0","method":"a"}]"#,
+        DecodeOptions::DEFAULT,
+    ) else {
         panic!("a batch")
     };
     assert_eq!(entries.len(), 1);
@@ -789,8 +792,8 @@ proptest! {
         prop_assert_eq!(ErrorCode::from(a), ErrorCode::new(a));
         let response = Response::error(Id::from(1u64), ErrorObject::new(a, "x"));
         let mut line = Vec::new();
-        dhara_protocol::rpc::write_response(&response, &mut line);
-        let Incoming::Single(Ok(Message::Response(back))) = dhara_protocol::rpc::decode(&line) else {
+        dhara_protocol::rpc::write_message(&response.into(), &mut line);
+        let Incoming::Single(Ok(Message::Response(back))) = decode(&line, DecodeOptions::DEFAULT) else {
             panic!("an error response decodes");
         };
         let Err(error) = back.outcome else { panic!("an error outcome") };
@@ -805,7 +808,7 @@ proptest! {
 fn scan_prefix_finds_the_id_of_a_cut_line() {
     let line = br#"{"jsonrpc":"2.0","id":"call-7","method":"tools/execute","params":{"input":"xxxxxxxx"}}"#;
     for cut in 0..=line.len() {
-        let prefix = scan_prefix(&line[..cut]);
+        let prefix = LinePrefix::scan(&line[..cut]);
         // The id is known once its closing quote and the next byte are in.
         let id_end = r#"{"jsonrpc":"2.0","id":"call-7""#.len();
         let expected = if cut > id_end {
@@ -816,7 +819,7 @@ fn scan_prefix_finds_the_id_of_a_cut_line() {
         assert_eq!(prefix.id, expected, "cut at {cut}");
         assert!(!prefix.has_outcome);
     }
-    let prefix = scan_prefix(br#"{"result":{"content":[{"type":"text","text":"aaa"#);
+    let prefix = LinePrefix::scan(br#"{"result":{"content":[{"type":"text","text":"aaa"#);
     assert_eq!(
         prefix,
         LinePrefix {
@@ -825,8 +828,9 @@ fn scan_prefix_finds_the_id_of_a_cut_line() {
             has_outcome: true
         }
     );
-    let prefix =
-        scan_prefix(br#"{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"aaa"#);
+    let prefix = LinePrefix::scan(
+        br#"{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"aaa"#,
+    );
     assert_eq!(
         prefix,
         LinePrefix {
@@ -840,23 +844,23 @@ fn scan_prefix_finds_the_id_of_a_cut_line() {
 #[test]
 fn scan_prefix_never_takes_a_cut_or_doubtful_id() {
     // An integer id cut short could be a different id.
-    assert_eq!(scan_prefix(br#"{"jsonrpc":"2.0","id":12"#).id, None);
+    assert_eq!(LinePrefix::scan(br#"{"jsonrpc":"2.0","id":12"#).id, None);
     assert_eq!(
-        scan_prefix(br#"{"jsonrpc":"2.0","id":12 "#).id,
+        LinePrefix::scan(br#"{"jsonrpc":"2.0","id":12 "#).id,
         Some(num("12"))
     );
-    assert_eq!(scan_prefix(br#"{"jsonrpc":"2.0","id":"ab"#).id, None);
+    assert_eq!(LinePrefix::scan(br#"{"jsonrpc":"2.0","id":"ab"#).id, None);
     // Two ids: which one is meant is unknown.
     assert_eq!(
-        scan_prefix(br#"{"id":1,"id":2,"method":"m","params":[1"#).id,
+        LinePrefix::scan(br#"{"id":1,"id":2,"method":"m","params":[1"#).id,
         None
     );
     assert_eq!(
-        scan_prefix(br#"{"id":1,"method":"m","id":1,"params":[1"#).id,
+        LinePrefix::scan(br#"{"id":1,"method":"m","id":1,"params":[1"#).id,
         None
     );
     // Invalid ids are not taken, but the scan goes on.
-    let prefix = scan_prefix(br#"{"id":1.5,"method":"m","params":[1"#);
+    let prefix = LinePrefix::scan(br#"{"id":1.5,"method":"m","params":[1"#);
     assert_eq!(
         prefix,
         LinePrefix {
@@ -866,16 +870,16 @@ fn scan_prefix_never_takes_a_cut_or_doubtful_id() {
         }
     );
     assert_eq!(
-        scan_prefix(br#"{"id":"\ud800","method":"m","params":[1"#).id,
+        LinePrefix::scan(br#"{"id":"\ud800","method":"m","params":[1"#).id,
         None
     );
     // Not an object.
     assert_eq!(
-        scan_prefix(br#"[{"id":1,"method":"m","params":[1"#),
+        LinePrefix::scan(br#"[{"id":1,"method":"m","params":[1"#),
         LinePrefix::default()
     );
-    assert_eq!(scan_prefix(b""), LinePrefix::default());
-    assert_eq!(scan_prefix(b"\xff\xfe"), LinePrefix::default());
+    assert_eq!(LinePrefix::scan(b""), LinePrefix::default());
+    assert_eq!(LinePrefix::scan(b"\xff\xfe"), LinePrefix::default());
 }
 
 proptest! {
@@ -883,6 +887,6 @@ proptest! {
 
     #[test]
     fn scan_prefix_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..128)) {
-        let _ = scan_prefix(&bytes);
+        let _ = LinePrefix::scan(&bytes);
     }
 }

@@ -3,9 +3,8 @@
 
 use dhara_protocol::json::{self, Number, Value};
 use dhara_protocol::rpc::{
-    ErrorCode, ErrorObject, Id, Message, Notification, Request, Response, write_batch,
-    write_error_object, write_id, write_message, write_notification, write_request, write_response,
-    write_response_batch,
+    Envelope, ErrorCode, ErrorObject, Id, Message, Notification, Request, Response, write_batch,
+    write_message, write_with,
 };
 
 fn text(out: &[u8]) -> &str {
@@ -16,41 +15,48 @@ fn value(text: &str) -> Value {
     json::parse(text.as_bytes()).expect("valid JSON")
 }
 
+fn request(id: Id, method: &str, params: Option<Value>) -> Message {
+    let method = method.into();
+    Message::Request(Request { id, method, params })
+}
+
+fn notification(method: &str, params: Option<Value>) -> Message {
+    let method = method.into();
+    Message::Notification(Notification { method, params })
+}
+
 #[test]
 fn requests_and_notifications() {
     let mut out = Vec::new();
-    write_request(
-        &Id::from(1u64),
-        "subtract",
-        Some(&value("[42, 23]")),
-        &mut out,
-    );
+    let params = Some(value("[42, 23]"));
+    write_message(&request(Id::from(1u64), "subtract", params), &mut out);
     assert_eq!(
         text(&out),
         r#"{"jsonrpc":"2.0","id":1,"method":"subtract","params":[42,23]}"#
     );
 
     out.clear();
-    write_request(&Id::Null, "m", None, &mut out);
+    write_message(&request(Id::Null, "m", None), &mut out);
     assert_eq!(text(&out), r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#);
 
     out.clear();
-    write_notification("update", Some(&value(r#"{"b": 1, "a": [true]}"#)), &mut out);
+    let params = Some(value(r#"{"b": 1, "a": [true]}"#));
+    write_message(&notification("update", params), &mut out);
     assert_eq!(
         text(&out),
         r#"{"jsonrpc":"2.0","method":"update","params":{"b":1,"a":[true]}}"#
     );
 
     out.clear();
-    write_notification("shutdown", None, &mut out);
+    write_message(&notification("shutdown", None), &mut out);
     assert_eq!(text(&out), r#"{"jsonrpc":"2.0","method":"shutdown"}"#);
 }
 
 #[test]
 fn responses() {
     let mut out = Vec::new();
-    write_response(
-        &Response::result(Id::from("1"), value(r#"["hello", 5]"#)),
+    write_message(
+        &Response::result(Id::from("1"), value(r#"["hello", 5]"#)).into(),
         &mut out,
     );
     assert_eq!(
@@ -60,7 +66,7 @@ fn responses() {
 
     out.clear();
     let error = ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found");
-    write_response(&Response::error(Id::from(3u64), error), &mut out);
+    write_message(&Response::error(Id::from(3u64), error).into(), &mut out);
     assert_eq!(
         text(&out),
         r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found"}}"#
@@ -69,7 +75,7 @@ fn responses() {
     out.clear();
     let error = ErrorObject::new(-32602, "Missing required parameter 'url'")
         .with_data(value(r#"{"toolName":"fetch"}"#));
-    write_response(&Response::error(Id::Null, error), &mut out);
+    write_message(&Response::error(Id::Null, error).into(), &mut out);
     assert_eq!(
         text(&out),
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"Missing required parameter 'url'","data":{"toolName":"fetch"}}}"#
@@ -80,12 +86,18 @@ fn responses() {
 fn ids_and_strings_are_written_exactly() {
     let huge = Id::Number(Number::from_text("123456789012345678901234567890").expect("number"));
     let mut out = Vec::new();
-    write_id(&huge, &mut out);
-    assert_eq!(text(&out), "123456789012345678901234567890");
+    write_message(&request(huge.clone(), "m", None), &mut out);
+    assert_eq!(
+        text(&out),
+        r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"m"}"#
+    );
     assert_eq!(huge.to_string(), "123456789012345678901234567890");
 
     out.clear();
-    write_request(&Id::from("a\"b\\c\nd"), "tools/\u{e9}\u{1}", None, &mut out);
+    write_message(
+        &request(Id::from("a\"b\\c\nd"), "tools/\u{e9}\u{1}", None),
+        &mut out,
+    );
     assert_eq!(
         out.iter().filter(|&&b| b < 0x20).count(),
         0,
@@ -107,8 +119,11 @@ fn ids_and_strings_are_written_exactly() {
 fn error_objects_write_every_code() {
     for code in [i64::MIN, -32768, -32700, -32000, 0, 42, i64::MAX] {
         let mut out = Vec::new();
-        write_error_object(&ErrorObject::new(code, "x"), &mut out);
-        assert_eq!(text(&out), format!(r#"{{"code":{code},"message":"x"}}"#));
+        let response = Response::error(Id::Null, ErrorObject::new(code, "x"));
+        write_message(&response.into(), &mut out);
+        let expected =
+            format!(r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":{code},"message":"x"}}}}"#);
+        assert_eq!(text(&out), expected);
     }
 }
 
@@ -147,15 +162,49 @@ fn batches() {
 
     out.clear();
     let responses = [
-        Response::result(Id::from(1u64), Value::from(7u64)),
+        Response::result(Id::from(1u64), Value::from(7u64)).into(),
         Response::error(
             Id::Null,
             ErrorObject::new(ErrorCode::INVALID_REQUEST, "Invalid Request"),
-        ),
+        )
+        .into(),
     ];
-    write_response_batch(&responses, &mut out);
+    write_batch(&responses, &mut out);
     assert_eq!(
         text(&out),
         r#"[{"jsonrpc":"2.0","id":1,"result":7},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}]"#
     );
+}
+
+#[test]
+fn a_payload_written_by_a_closure_gives_the_bytes_of_the_whole_message() {
+    let params = value(r#"{"toolName":"grep","input":{"q":"a\"b"}}"#);
+    let id = Id::from(41u64);
+    for (envelope, whole) in [
+        (
+            Envelope::Request {
+                id: &id,
+                method: "tools/execute",
+            },
+            request(id.clone(), "tools/execute", Some(params.clone())),
+        ),
+        (
+            Envelope::Notification { method: "progress" },
+            notification("progress", Some(params.clone())),
+        ),
+        (
+            Envelope::Result { id: &id },
+            Response::result(id.clone(), params.clone()).into(),
+        ),
+    ] {
+        let mut streamed = Vec::new();
+        write_with(
+            envelope,
+            |out| json::write_value(&params, out),
+            &mut streamed,
+        );
+        let mut built = Vec::new();
+        write_message(&whole, &mut built);
+        assert_eq!(text(&streamed), text(&built));
+    }
 }

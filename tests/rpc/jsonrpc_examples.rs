@@ -15,7 +15,7 @@ use crate::shared_data;
 use dhara_protocol::frame::{self, Frame, LineDecoder};
 use dhara_protocol::json::{self, Object, Value};
 use dhara_protocol::rpc::{
-    self, DecodeError, ErrorCode, ErrorObject, Incoming, Message, Request, Response,
+    self, DecodeError, DecodeOptions, ErrorCode, ErrorObject, Incoming, Message, Request, Response,
 };
 
 /// A server with the methods the examples call.
@@ -43,20 +43,21 @@ impl ExampleServer {
 
     /// Handles one line; appends the reply line, if there is one, to `out`.
     fn handle_line(&mut self, line: &[u8], out: &mut Vec<u8>) {
-        match rpc::decode(line) {
+        match rpc::decode(line, DecodeOptions::DEFAULT) {
             Incoming::Single(entry) => {
                 if let Some(response) = self.answer(entry) {
-                    frame::write_line(out, |buf| rpc::write_response(&response, buf));
+                    frame::write_line(out, |buf| rpc::write_message(&response.into(), buf));
                 }
             }
             Incoming::Batch(entries) => {
-                let responses: Vec<Response> = entries
+                let responses: Vec<Message> = entries
                     .into_iter()
                     .filter_map(|entry| self.answer(entry))
+                    .map(Message::from)
                     .collect();
                 // A batch of notifications gets no reply at all, not even `[]`.
                 if !responses.is_empty() {
-                    frame::write_line(out, |buf| rpc::write_response_batch(&responses, buf));
+                    frame::write_line(out, |buf| rpc::write_batch(&responses, buf));
                 }
             }
         }

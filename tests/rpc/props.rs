@@ -5,8 +5,8 @@
 use dhara_protocol::frame::{self, Frame, LineDecoder};
 use dhara_protocol::json::{self, Number, Object, Value};
 use dhara_protocol::rpc::{
-    DecodeErrorKind, ErrorObject, Id, Incoming, IncomingView, Message, MessageView, Notification,
-    Request, Response, decode, decode_view, write_batch, write_message, write_response_batch,
+    DecodeErrorKind, DecodeOptions, ErrorObject, Id, Incoming, IncomingView, Message, MessageView,
+    Notification, Request, Response, decode, decode_view, write_batch, write_message,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -89,7 +89,7 @@ proptest! {
     fn a_written_message_decodes_to_itself(message in message()) {
         let mut line = Vec::new();
         write_message(&message, &mut line);
-        prop_assert_eq!(decode(&line), Incoming::Single(Ok(message)));
+        prop_assert_eq!(decode(&line, DecodeOptions::DEFAULT), Incoming::Single(Ok(message)));
     }
 
     #[test]
@@ -97,16 +97,16 @@ proptest! {
         let mut line = Vec::new();
         write_batch(&messages, &mut line);
         let expected = Incoming::Batch(messages.into_iter().map(Ok).collect());
-        prop_assert_eq!(decode(&line), expected);
+        prop_assert_eq!(decode(&line, DecodeOptions::DEFAULT), expected);
     }
 
     #[test]
     fn a_written_response_batch_decodes_to_itself(responses in vec(response(), 1..6)) {
         let mut line = Vec::new();
-        write_response_batch(&responses, &mut line);
-        let expected =
-            Incoming::Batch(responses.into_iter().map(|r| Ok(Message::Response(r))).collect());
-        prop_assert_eq!(decode(&line), expected);
+        let messages: Vec<Message> = responses.into_iter().map(Message::from).collect();
+        write_batch(&messages, &mut line);
+        let expected = Incoming::Batch(messages.into_iter().map(Ok).collect());
+        prop_assert_eq!(decode(&line, DecodeOptions::DEFAULT), expected);
     }
 
     #[test]
@@ -129,7 +129,7 @@ proptest! {
             start = cut;
             while let Some(frame) = decoder.next_frame() {
                 match frame {
-                    Frame::Line(line) => decoded.push(decode(line)),
+                    Frame::Line(line) => decoded.push(decode(line, DecodeOptions::DEFAULT)),
                     other => return Err(TestCaseError::fail(format!("unexpected frame {other}"))),
                 }
             }
@@ -145,7 +145,7 @@ proptest! {
     fn decoding_and_writing_again_is_byte_identical(message in message()) {
         let mut first = Vec::new();
         write_message(&message, &mut first);
-        let Incoming::Single(Ok(decoded)) = decode(&first) else {
+        let Incoming::Single(Ok(decoded)) = decode(&first, DecodeOptions::DEFAULT) else {
             return Err(TestCaseError::fail("a written message must decode"));
         };
         let mut second = Vec::new();
@@ -157,7 +157,7 @@ proptest! {
     fn a_written_message_decodes_to_a_view_of_its_own_text(message in message()) {
         let mut line = Vec::new();
         write_message(&message, &mut line);
-        let IncomingView::Single(Ok(view)) = decode_view(&line) else {
+        let IncomingView::Single(Ok(view)) = decode_view(&line, DecodeOptions::DEFAULT) else {
             return Err(TestCaseError::fail("a written message must decode"));
         };
         // Each payload is the very text written for it.
@@ -185,7 +185,7 @@ proptest! {
         let mut line = Vec::new();
         write_batch(&messages, &mut line);
         let expected = Incoming::Batch(messages.into_iter().map(Ok).collect());
-        prop_assert_eq!(decode_view(&line).into_owned(), expected);
+        prop_assert_eq!(decode_view(&line, DecodeOptions::DEFAULT).into_owned(), expected);
     }
 
     #[test]
@@ -217,8 +217,11 @@ proptest! {
 /// Decoding fails as a whole with a Parse error exactly when the line is not JSON;
 /// the borrowed view of the line agrees with the owned decoding, errors included.
 fn check_against_parser(line: &[u8]) -> Result<(), TestCaseError> {
-    let incoming = decode(line);
-    prop_assert_eq!(&decode_view(line).into_owned(), &incoming);
+    let incoming = decode(line, DecodeOptions::DEFAULT);
+    prop_assert_eq!(
+        &decode_view(line, DecodeOptions::DEFAULT).into_owned(),
+        &incoming
+    );
     let parse_error = matches!(
         &incoming,
         Incoming::Single(Err(e)) if matches!(e.kind(), DecodeErrorKind::Json(_))

@@ -492,7 +492,7 @@ impl Run<'_> {
             ),
             Ok(Reply::Response(response)) => {
                 let mut line = Vec::new();
-                rpc::write_response(&response, &mut line);
+                rpc::write_message(&response.into(), &mut line);
                 // Read on to the request's own reply, so later checks stay in step.
                 while let Reply::Response(r) = ext.next_reply(wait) {
                     if r.id == id {

@@ -286,8 +286,13 @@ impl Process {
         params: Option<&Value>,
     ) -> Result<(), String> {
         let mut line = Vec::new();
-        rpc::write_request(&id, method, params, &mut line);
         let shown_id = id_text(&id);
+        let request = rpc::Request {
+            id: id.clone(),
+            method: method.into(),
+            params: params.cloned(),
+        };
+        rpc::write_message(&request.into(), &mut line);
         self.send_line(&line, Some(id))?;
         self.awaited = format!(
             "the reply to {method} (id {shown_id}), process {}",
@@ -303,7 +308,11 @@ impl Process {
         params: Option<&Value>,
     ) -> Result<(), String> {
         let mut line = Vec::new();
-        rpc::write_notification(method, params, &mut line);
+        let notification = rpc::Notification {
+            method: method.into(),
+            params: params.cloned(),
+        };
+        rpc::write_message(&notification.into(), &mut line);
         self.send_line(&line, None)
     }
 
@@ -334,7 +343,7 @@ impl Process {
                     Reply::Closed
                 };
             };
-            match rpc::decode(&line) {
+            match rpc::decode(&line, rpc::DecodeOptions::DEFAULT) {
                 Incoming::Single(Ok(Message::Response(response))) => {
                     if self.earlier_ids.contains(&response.id) {
                         self.unexpected
@@ -381,7 +390,7 @@ impl Process {
             }
             let slice = (now + EXIT_POLL).min(deadline);
             while let Some(line) = self.next_line(slice) {
-                match rpc::decode(&line) {
+                match rpc::decode(&line, rpc::DecodeOptions::DEFAULT) {
                     Incoming::Single(Ok(Message::Notification(_))) => {}
                     Incoming::Single(Err(e)) if !e.is_response_like() => {
                         self.unexpected.record(shown(&line))
@@ -547,9 +556,7 @@ fn deadline_after(wait: Duration) -> Instant {
 
 /// An id as it appears on the wire: `17`, `"17"` or `null`.
 pub(super) fn id_text(id: &Id) -> String {
-    let mut text = Vec::new();
-    rpc::write_id(id, &mut text);
-    shown(&text)
+    shown(id.to_string().as_bytes())
 }
 
 /// A line as it is shown in a report: lossy UTF-8, cut to a readable length.
