@@ -47,9 +47,13 @@ pub(super) struct Truncated<'a>(pub(super) &'a str);
 
 impl fmt::Display for Truncated<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0.char_indices().nth(PREVIEW_CHARS) {
-            Some((end, _)) => write!(f, "{}…", self.0.get(..end).unwrap_or_default()),
-            None => f.write_str(self.0),
+        let mut chars = self.0.chars();
+        for c in chars.by_ref().take(PREVIEW_CHARS) {
+            f.write_char(c)?;
+        }
+        match chars.next() {
+            Some(_) => f.write_char('…'),
+            None => Ok(()),
         }
     }
 }

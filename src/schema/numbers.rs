@@ -37,8 +37,10 @@ impl<'a> Decimal<'a> {
                 .position(|&b| b == b'.')
                 .unwrap_or(mantissa.len()),
         );
-        let frac = frac.get(1..).unwrap_or_default();
-        let exponent = exponent.get(1..).unwrap_or_default();
+        // The digits after the `.` and after the `e`, each empty when absent.
+        let after_first = |part: &'a [u8]| part.split_first().map_or(part, |(_, rest)| rest);
+        let frac = after_first(frac);
+        let exponent = after_first(exponent);
         let (exponent_negative, exponent_digits) = match exponent.split_first() {
             Some((b'-', rest)) => (true, rest),
             Some((b'+', rest)) => (false, rest),
