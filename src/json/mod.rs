@@ -99,6 +99,7 @@
 
 mod error;
 mod macros;
+mod members;
 mod raw;
 mod read;
 pub(crate) mod scan;
@@ -112,6 +113,7 @@ pub use error::{Error, ErrorKind};
 // Inlined: the macro itself is hidden at the crate root (see `macros.rs`).
 #[doc(inline)]
 pub use macros::json;
+pub use members::Name;
 pub use raw::RawValue;
 pub use read::{ParseOptions, Reader, parse, parse_with};
 pub use string::Str;

@@ -120,12 +120,12 @@ pub struct Reader<'a> {
     /// then): string text is taken from it.
     text: &'a str,
     text_start: usize,
-    pos: usize,
+    pub(super) pos: usize,
     depth: usize,
     max_depth: usize,
     strict_surrogates: bool,
     /// `true` right after `{` or `[`: the next member or element takes no comma.
-    after_open: bool,
+    pub(super) after_open: bool,
 }
 
 /// What to do with an escaped lone surrogate.
@@ -547,11 +547,11 @@ impl<'a> Reader<'a> {
         Ok(self.input.get(start..self.pos).unwrap_or_default())
     }
 
-    /// The number at the reader (its first byte is `-` or a digit), checked as
-    /// [`skip_value`](Reader::skip_value) checks it and kept as its text: a short
-    /// text copied as a window of the input.
+    /// The number at the reader, checked as [`skip_value`](Reader::skip_value)
+    /// checks it and kept as its text: a short text copied as a window of the input.
+    /// [`InvalidNumber`](ErrorKind::InvalidNumber) for any other value.
     #[inline]
-    pub(crate) fn read_number(&mut self) -> Result<Number, Error> {
+    pub fn read_number(&mut self) -> Result<Number, Error> {
         let text = self.read_number_text()?;
         let start = self.pos - text.len();
         Ok(Number::from_checked_text(checked_str(

@@ -1,0 +1,198 @@
+//! Reading an object whose member names, and some of whose string values, come
+//! from a short list known in advance: the way a protocol message is read.
+//!
+//! A name written without escapes is compared where it lies in the input, so
+//! matching it costs no allocation and no UTF-8 check; only a name with escapes is
+//! decoded first, and then compared the same way.
+
+use alloc::borrow::Cow;
+use alloc::string::String;
+
+use super::error::{Error, ErrorKind};
+use super::read::Reader;
+use super::scan::same_bytes;
+use super::string::Str;
+
+/// A name read from the input and matched against a list of known names: a
+/// member name ([`Reader::next_known_member`]) or a string value
+/// ([`Reader::read_known_str`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Name<'a> {
+    /// The name is `known[index]`.
+    Known(usize),
+    /// Any other name, borrowed from the input when it holds no escape.
+    Other(Cow<'a, str>),
+}
+
+/// The index of `name` in `known`, its bytes compared without a call for most names.
+#[inline(always)]
+fn find(known: &[&str], name: &[u8]) -> Option<usize> {
+    known
+        .iter()
+        .position(|known| same_bytes(known.as_bytes(), name))
+}
+
+impl<'a> Reader<'a> {
+    /// The next member's name, matched against `known`, consuming the `,` before it
+    /// and the `:` after it, as [`next_member_name`](Reader::next_member_name) does;
+    /// the member's value is to be read next. `None` at the `}` that closes the
+    /// object.
+    ///
+    /// ```
+    /// use dhara_protocol::json::{Name, ParseOptions, Reader};
+    ///
+    /// let text = br#"{"input": {}, "extra": 1, "tool\u004eame": "grep"}"#;
+    /// let mut r = Reader::new(text, &ParseOptions::DEFAULT);
+    /// r.begin_object()?;
+    /// let mut tool_name = None;
+    /// while let Some(name) = r.next_known_member(&["toolName", "input"])? {
+    ///     match name {
+    ///         Name::Known(0) => tool_name = Some(r.read_string()?.0),
+    ///         Name::Known(_) | Name::Other(_) => _ = r.skip_value()?,
+    ///     }
+    /// }
+    /// r.finish()?;
+    /// assert_eq!(tool_name.as_deref(), Some("grep")); // matched after decoding
+    /// # Ok::<(), dhara_protocol::json::Error>(())
+    /// ```
+    ///
+    /// A name of `known` spelled in place without escapes, its `:` right after it,
+    /// is found by comparing bytes where it lies, whatever its length; any other
+    /// name is read as [`next_member_name`](Reader::next_member_name) reads it, and
+    /// then compared. The names in `known` never hold `"` or `\`.
+    #[inline(always)]
+    pub fn next_known_member(&mut self, known: &[&str]) -> Result<Option<Name<'a>>, Error> {
+        if let Some(index) = self.known_name_in_place(known) {
+            return Ok(Some(Name::Known(index)));
+        }
+        let Some(name) = self.next_member_bytes()? else {
+            return Ok(None);
+        };
+        if let Some(index) = find(known, &name) {
+            return Ok(Some(Name::Known(index)));
+        }
+        // The reader checked the name's text, so it is UTF-8: the check never fails.
+        Ok(Some(Name::Other(match name {
+            Cow::Borrowed(bytes) => Cow::Borrowed(core::str::from_utf8(bytes).unwrap_or_default()),
+            Cow::Owned(bytes) => Cow::Owned(String::from_utf8(bytes).unwrap_or_default()),
+        })))
+    }
+
+    /// The index in `known` of the next member's name, when the input goes on with
+    /// its separator (`,` unless right after `{`), the name in quotes and `:`, with
+    /// no whitespace inside: those are consumed. `None`, with nothing consumed but
+    /// whitespace, otherwise.
+    #[inline(always)]
+    fn known_name_in_place(&mut self, known: &[&str]) -> Option<usize> {
+        let quote = match self.peek()? {
+            b'"' if self.after_open => self.pos,
+            b',' if !self.after_open => self.pos + 1,
+            _ => return None,
+        };
+        let input = self.input();
+        if input.get(quote) != Some(&b'"') {
+            return None;
+        }
+        let first = quote + 1;
+        for (index, name) in known.iter().enumerate() {
+            debug_assert!(!name.contains(['"', '\\']), "{name}");
+            let end = first + name.len();
+            if input.get(end..end + 2) == Some(&b"\":"[..])
+                && input
+                    .get(first..end)
+                    .is_some_and(|text| same_bytes(text, name.as_bytes()))
+            {
+                self.pos = end + 2;
+                self.after_open = false;
+                return Some(index);
+            }
+        }
+        None
+    }
+
+    /// Reads a string value and matches it against `known`, as
+    /// [`next_known_member`](Reader::next_known_member) matches a name: a value
+    /// written without escapes is compared in place. An escaped lone surrogate in
+    /// the value follows [`read_str`](Reader::read_str).
+    /// [`ExpectedString`](ErrorKind::ExpectedString), with nothing consumed, if the
+    /// next value is not a string.
+    ///
+    /// ```
+    /// use dhara_protocol::json::{Name, ParseOptions, Reader};
+    ///
+    /// let mut r = Reader::new(br#"["image", "audio"]"#, &ParseOptions::DEFAULT);
+    /// r.begin_array()?;
+    /// r.next_element()?;
+    /// assert_eq!(r.read_known_str(&["text", "image"])?, Name::Known(1));
+    /// r.next_element()?;
+    /// assert_eq!(r.read_known_str(&["text", "image"])?, Name::Other("audio".into()));
+    /// # Ok::<(), dhara_protocol::json::Error>(())
+    /// ```
+    #[inline]
+    pub fn read_known_str(&mut self, known: &[&str]) -> Result<Name<'a>, Error> {
+        if let Some(text) = self.plain_str() {
+            return Ok(match find(known, text) {
+                Some(index) => Name::Known(index),
+                // ASCII, so UTF-8: the check never fails.
+                None => Name::Other(Cow::Borrowed(
+                    core::str::from_utf8(text).unwrap_or_default(),
+                )),
+            });
+        }
+        let (text, _) = self.read_str()?;
+        Ok(match find(known, text.as_bytes()) {
+            Some(index) => Name::Known(index),
+            None => Name::Other(text),
+        })
+    }
+
+    /// Reads a string value as a [`Str`]: stored inline, with no allocation, when
+    /// it is at most [`Str::INLINE_CAPACITY`] bytes, and taken as it lies in the
+    /// input, with nothing to check, when it is ASCII without escapes. Otherwise
+    /// as [`read_str`](Reader::read_str).
+    ///
+    /// ```
+    /// use dhara_protocol::json::{ParseOptions, Reader};
+    ///
+    /// let mut r = Reader::new(br#""grep""#, &ParseOptions::DEFAULT);
+    /// let name = r.read_inline_str()?;
+    /// assert_eq!(name, "grep");
+    /// assert!(name.is_inline());
+    /// # Ok::<(), dhara_protocol::json::Error>(())
+    /// ```
+    #[inline]
+    pub fn read_inline_str(&mut self) -> Result<Str, Error> {
+        if let Some(text) = self.plain_text() {
+            return Ok(text);
+        }
+        Ok(Str::from(self.read_str()?.0))
+    }
+
+    /// Reads `true` or `false`. Any other value is an
+    /// [`UnexpectedByte`](ErrorKind::UnexpectedByte) error at its first byte, with
+    /// nothing consumed but whitespace.
+    ///
+    /// ```
+    /// use dhara_protocol::json::{ParseOptions, Reader};
+    ///
+    /// let mut r = Reader::new(b" false", &ParseOptions::DEFAULT);
+    /// assert_eq!(r.read_bool()?, false);
+    /// assert!(Reader::new(b"null", &ParseOptions::DEFAULT).read_bool().is_err());
+    /// # Ok::<(), dhara_protocol::json::Error>(())
+    /// ```
+    #[inline]
+    pub fn read_bool(&mut self) -> Result<bool, Error> {
+        if self.skip_exact(b"true") {
+            return Ok(true);
+        }
+        if self.skip_exact(b"false") {
+            return Ok(false);
+        }
+        let at = self.offset();
+        let kind = match self.input().get(at) {
+            Some(&byte) => ErrorKind::UnexpectedByte(byte),
+            None => ErrorKind::UnexpectedEnd,
+        };
+        Err(Error::at(self.input(), kind, at))
+    }
+}
