@@ -241,41 +241,6 @@ impl<'a> Reader<'a> {
         Ok(Some(name))
     }
 
-    /// [`next_member_name`](Reader::next_member_name) for names matched against
-    /// known short ones: the name is given to `known` as its
-    /// [`member_key`](Reader::member_key), and what it makes of it is returned.
-    /// Only a name with escapes is decoded first.
-    #[inline(always)]
-    pub(crate) fn next_member_as<T>(
-        &mut self,
-        known: impl FnOnce(u64) -> T,
-    ) -> Result<Option<T>, Error> {
-        if !self.member_follows()? {
-            return Ok(None);
-        }
-        if let Some(key) = self.plain_member_key()? {
-            return Ok(Some(known(key)));
-        }
-        let name = self.any_member_name()?;
-        Ok(Some(known(Reader::member_key(name.as_bytes()))))
-    }
-
-    /// A member name of up to seven bytes as one integer, so that known names are
-    /// matched with integer compares: its bytes, little-endian, and its length in
-    /// the top byte. Every longer name has the one key `u64::MAX`.
-    pub(crate) const fn member_key(name: &[u8]) -> u64 {
-        if name.len() > 7 {
-            return u64::MAX;
-        }
-        let mut key = (name.len() as u64) << 56;
-        let mut i = 0;
-        while i < name.len() {
-            key |= (name[i] as u64) << (8 * i);
-            i += 1;
-        }
-        key
-    }
-
     /// [`next_member_name`](Reader::next_member_name) as bytes, for names matched
     /// against known ones: borrowed from the input unless the name has escapes.
     #[inline(always)]
@@ -283,11 +248,8 @@ impl<'a> Reader<'a> {
         if !self.member_follows()? {
             return Ok(None);
         }
-        self.peek(); // past any whitespace: the name's `"` is at `self.pos`
-        let first = self.pos + 1;
-        if let Some(key) = self.plain_member_key()? {
-            let name = self.input.get(first..first + (key >> 56) as usize);
-            return Ok(Some(Cow::Borrowed(name.unwrap_or_default())));
+        if let Some(name) = self.plain_member_name()? {
+            return Ok(Some(Cow::Borrowed(name)));
         }
         Ok(Some(match self.any_member_name()? {
             Cow::Borrowed(name) => Cow::Borrowed(name.as_bytes()),
@@ -295,13 +257,12 @@ impl<'a> Reader<'a> {
         }))
     }
 
-    /// The member name at the reader and the `:` after it, when the name is ASCII
-    /// without escapes and ends within its first word (most names do): its
-    /// [`member_key`](Reader::member_key), made of the part of that word before the
-    /// closing quote, with no UTF-8 check to make. `None`, with nothing consumed but
+    /// The member name at the reader, consumed with the `:` after it, when it is
+    /// ASCII without escapes and ends within its first word (most names do): taken
+    /// as it lies, with no UTF-8 check to make. `None`, with nothing consumed but
     /// whitespace, for any other name.
     #[inline(always)]
-    fn plain_member_key(&mut self) -> Result<Option<u64>, Error> {
+    fn plain_member_name(&mut self) -> Result<Option<&'a [u8]>, Error> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected());
         }
@@ -318,12 +279,15 @@ impl<'a> Reader<'a> {
         if name & HIGH != 0 || (word >> (len * 8)) as u8 != b'"' {
             return Ok(None);
         }
+        let Some(text) = self.input.get(first..first + len) else {
+            return Ok(None);
+        };
         self.pos = first + len + 1;
         match self.input.get(self.pos) {
             Some(b':') => self.pos += 1,
             _ => self.expect(b':')?,
         }
-        Ok(Some(name | (len as u64) << 56))
+        Ok(Some(text))
     }
 
     /// A member name and the `:` after it, decoded when it holds escapes.
@@ -557,31 +521,6 @@ impl<'a> Reader<'a> {
         Ok(Number::from_checked_text(checked_str(
             self.input, start, self.pos,
         )))
-    }
-
-    /// The number at the reader when it is a plain non-negative integer
-    /// (`0|[1-9][0-9]*`, with no fraction or exponent after it), as an id mostly is:
-    /// consumed and kept as its text. `None`, with nothing consumed but whitespace,
-    /// for any other value ([`read_number`](Reader::read_number) reads them).
-    #[inline]
-    pub(crate) fn read_integer(&mut self) -> Option<Number> {
-        let start = self.pos;
-        let input = self.input;
-        let mut end = start;
-        while input.get(end).is_some_and(u8::is_ascii_digit) {
-            end += 1;
-        }
-        let plain = match input.get(start..end)? {
-            [] => false,
-            [b'0', _, ..] => false,
-            _ => !matches!(input.get(end), Some(b'.' | b'e' | b'E')),
-        };
-        if !plain {
-            return None;
-        }
-        self.after_open = false;
-        self.pos = end;
-        Some(Number::from_checked_text(checked_str(input, start, end)))
     }
 
     /// Checks that only whitespace remains.
@@ -1106,7 +1045,6 @@ mod tests {
 
     use super::*;
     use crate::json::Object;
-    use alloc::vec::Vec;
 
     /// Strings whose first run of ASCII is longer than a piece are copied as they
     /// are scanned: parsed into a tree they give the same text, or the same error at
@@ -1310,40 +1248,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// An integer read the short way (`read_integer`) is what `read_number` reads,
-    /// ending at the same place; anything else is left to `read_number`.
-    #[test]
-    fn integers_read_the_short_way_are_what_the_number_reader_reads() {
-        let mut texts: Vec<String> = (0..2_000).map(|n| alloc::format!("{n}")).collect();
-        for text in [
-            "00", "01", "0.5", "1.5", "1e3", "1E3", "10e", "-1", "-0", "9", "",
-        ] {
-            texts.push(String::from(text));
-        }
-        texts.push(String::from("123456789012345678901234567890"));
-        let mut short = 0;
-        for text in &texts {
-            for after in ["", ",", "}", " ", ".5", "e1", "E1", "x", "0"] {
-                let input = alloc::format!(" {text}{after}");
-                let mut fast = Reader::new(input.as_bytes(), &ParseOptions::DEFAULT);
-                fast.peek();
-                let before = fast.pos;
-                let mut general = fast.clone();
-                match fast.read_integer() {
-                    Some(n) => {
-                        short += 1;
-                        let m = general.read_number();
-                        assert_eq!(m.as_ref(), Ok(&n), "{input:?}");
-                        assert!(n.is_integer(), "{input:?}");
-                        assert_eq!(fast.pos, general.pos, "{input:?}");
-                    }
-                    None => assert_eq!(fast.pos, before, "{input:?}"),
-                }
-            }
-        }
-        assert!(short > 10_000);
     }
 
     /// A short string with escapes is decoded into the tree a byte at a time
