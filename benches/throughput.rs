@@ -8,7 +8,8 @@
 //!
 //! - `floor`: every byte read once, a word at a time (rotate-and-XOR folding `u64`s), the
 //!   speed of a plain scalar pass over the bytes on this machine, in this run;
-//! - (a) `json::parse`: each line to an owned [`json::Value`];
+//! - (a) `json::Parser::parse`: each line to an owned [`json::Value`], with one
+//!   parser (and so its scratch space) for all the lines;
 //! - (b) `rpc::decode_view`: each line as an endpoint decodes it
 //!   (`rpc::decode_view`, expecting the protocol's methods): the envelope
 //!   (`jsonrpc`, `id`, `method`) read without building a tree, the whole line
@@ -233,12 +234,13 @@ fn floor(t: &Traffic) -> Sample {
     mark.sample(t.bytes.len(), t.lines.len())
 }
 
-/// (a) Each line to an owned `Value` (and dropped).
+/// (a) Each line to an owned `Value` (and dropped), by one parser.
 #[inline(never)] // kept whole, so a profiler finds each pass by name
 fn parse(t: &Traffic) -> Sample {
     let mark = Mark::now();
+    let mut parser = json::Parser::new();
     for line in t.lines() {
-        match json::parse(line) {
+        match parser.parse(line) {
             Ok(value) => drop(black_box(value)),
             Err(e) => panic!("{}: a generated line does not parse: {e}", t.name),
         }
@@ -603,7 +605,7 @@ fn main() {
         // Each pass: its name, whether its allocations are printed, and the pass.
         let passes: [(&str, bool, &mut dyn FnMut() -> Sample); 8] = [
             ("floor (word-at-a-time scan)", false, &mut || floor(&t)),
-            ("(a) json::parse", true, &mut || parse(&t)),
+            ("(a) json::Parser::parse", true, &mut || parse(&t)),
             ("(b) rpc::decode_view", true, &mut || decode_view(&t)),
             ("(b) rpc::decode, owned payloads", true, &mut || decode(&t)),
             ("(c) json::write_value", true, &mut || {

@@ -1,6 +1,7 @@
 //! Strict RFC 8259 JSON, written for this protocol.
 //!
-//! * [`parse`] / [`parse_with`] turn bytes into a [`Value`]; [`to_vec`] and
+//! * [`parse`] / [`parse_with`] turn bytes into a [`Value`], and a [`Parser`] does so
+//!   for many texts with its scratch space kept between them; [`to_vec`] and
 //!   [`write_value`] write compact JSON; `Display` for [`Value`] writes the same text.
 //! * [`Reader`] walks a text a member or an element at a time, reading, or only
 //!   checking ([`Reader::skip_value`]), the values it wants. It shares its grammar
@@ -25,6 +26,9 @@
 //! # Ok::<(), json::Error>(())
 //! ```
 //!
+//! Inside, each module uses only modules listed before it: `error`, `options`,
+//! `scan`, `string`, `value`, `raw`, `sink`, `read`, `parse`, `write`.
+//!
 //! # How it is fast
 //!
 //! Safe Rust throughout; the work per byte is kept small and allocation to what the
@@ -44,11 +48,13 @@
 //!   ([`Number`]): no allocation and no conversion until asked.
 //! * Finished elements and members wait on scratch stacks and move into a `Vec` of
 //!   exactly their number when their container closes: one allocation per array or
-//!   object. With `std` the scratch stacks are kept per thread between parses.
-//! * [`Reader::skip_value`], for values that are only passed through, checks the
-//!   grammar in one tight loop of its own with nothing built: containers as bits,
-//!   string runs a word at a time, escapes checked in place. Only for a value it
-//!   turns down does the reader walk again, to tell what is wrong.
+//!   object. The first few items of each stack live in place, so a small value needs
+//!   no scratch allocation; a [`Parser`] keeps what its stacks grew to for the next
+//!   text. There is no hidden state: `std` and `no_std` builds allocate alike.
+//! * [`Reader::skip_value`], for values that are only passed through, walks the same
+//!   grammar with a sink that builds nothing: containers as bits, string runs a word
+//!   at a time, escapes and multi-byte characters checked where they stand, nothing
+//!   decoded. Only a string it turns down is read again, to tell what is wrong.
 //! * The writer copies runs without escapes whole (short ones a word at a time),
 //!   writes escapes from a table, and keeps its stack of open containers in place.
 //!
@@ -100,11 +106,12 @@
 mod error;
 mod macros;
 mod members;
+mod options;
+mod parse;
 mod raw;
 mod read;
 pub(crate) mod scan;
 mod sink;
-mod skip;
 mod string;
 mod value;
 mod write;
@@ -114,8 +121,10 @@ pub use error::{Error, ErrorKind};
 #[doc(inline)]
 pub use macros::json;
 pub use members::Name;
+pub use options::ParseOptions;
+pub use parse::{Parser, parse, parse_with};
 pub use raw::RawValue;
-pub use read::{ParseOptions, Reader, parse, parse_with};
+pub use read::Reader;
 pub use string::Str;
 pub use value::{Number, Object, Value};
 pub use write::{to_vec, write_array, write_object, write_str, write_string, write_value};

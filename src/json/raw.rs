@@ -2,9 +2,7 @@
 
 use core::fmt;
 
-use super::error::Error;
-use super::read::{ParseOptions, Reader};
-use super::value::Value;
+use super::options::ParseOptions;
 
 /// One JSON value as a slice of the text it was read from, checked and not built.
 ///
@@ -48,15 +46,6 @@ impl RawValue<'static> {
 }
 
 impl<'a> RawValue<'a> {
-    /// Checks that `text` is one JSON value (whitespace around it allowed) under
-    /// `options`, and keeps the value's text.
-    pub fn from_text(text: &'a str, options: &ParseOptions) -> Result<RawValue<'a>, Error> {
-        let mut reader = Reader::for_text(text, options);
-        let raw = reader.read_raw()?;
-        reader.finish()?;
-        Ok(raw)
-    }
-
     /// A value whose text the reader has just checked under `options`.
     pub(super) fn checked(text: &'a [u8], options: ParseOptions) -> RawValue<'a> {
         RawValue { text, options }
@@ -66,7 +55,9 @@ impl<'a> RawValue<'a> {
     /// text, which never fails): prefer [`as_bytes`](RawValue::as_bytes) where bytes
     /// will do.
     pub fn as_str(&self) -> &'a str {
-        core::str::from_utf8(self.text).unwrap_or_default()
+        let text = core::str::from_utf8(self.text);
+        debug_assert!(text.is_ok(), "a raw value's text was checked to be UTF-8");
+        text.unwrap_or_default()
     }
 
     /// The value's JSON text, as bytes.
@@ -89,18 +80,6 @@ impl<'a> RawValue<'a> {
     pub fn is_null(&self) -> bool {
         self.text == b"null"
     }
-
-    /// The value as an owned tree.
-    pub fn parse(&self) -> Value {
-        // The text was checked under these very options, so reading it cannot fail;
-        // `null` stands in should it ever.
-        self.reader().read_value().unwrap_or_default()
-    }
-
-    /// A reader at the start of the value, with the options it was checked under.
-    pub fn reader(&self) -> Reader<'a> {
-        Reader::new(self.text, &self.options)
-    }
 }
 
 impl fmt::Debug for RawValue<'_> {
@@ -122,7 +101,7 @@ impl fmt::Display for RawValue<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::ErrorKind;
+    use crate::json::{ErrorKind, Reader, Value};
 
     #[test]
     fn only_one_whole_value_is_taken() {

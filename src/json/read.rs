@@ -14,77 +14,15 @@ use alloc::string::String;
 use core::ops::Range;
 
 use super::error::{Error, ErrorKind};
+use super::options::ParseOptions;
 use super::raw::RawValue;
 use super::scan::{
-    HIGH, SHORT_ESCAPES, Specials, characters_end, ends_run, find_ascii_run_end, find_run_end,
-    hex4, number_end, same_bytes, special_bytes, word_at,
+    HIGH, RunEnds, SHORT_ESCAPES, Specials, characters_at_end, characters_end, ends_run,
+    escape_end, find_run_end, hex4, number_end, run_end, same_bytes, special_bytes, word_at,
 };
-#[cfg(feature = "std")]
-use super::sink::SCRATCH;
 use super::sink::{ARRAY, Nesting, OBJECT, Place, Sink, Skip, Strings, Text, Tree, checked_str};
-use super::skip;
 use super::string::Str;
 use super::value::{Number, Value};
-
-/// Limits and choices for parsing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ParseOptions {
-    /// How deep arrays and objects may nest (`[[1]]` is depth 2); deeper input is a
-    /// [`TooDeep`](ErrorKind::TooDeep) error. Default 128.
-    pub max_depth: usize,
-    /// Reject an escaped lone UTF-16 surrogate (`"\ud800"`) in a string value
-    /// ([`LoneSurrogate`](ErrorKind::LoneSurrogate)) instead of replacing it with
-    /// U+FFFD. Default `false`. In member names a lone surrogate is always an error.
-    pub strict_surrogates: bool,
-}
-
-impl ParseOptions {
-    /// The defaults: `max_depth` 128, lone surrogates in string values replaced.
-    pub const DEFAULT: ParseOptions = ParseOptions {
-        max_depth: 128,
-        strict_surrogates: false,
-    };
-}
-
-impl Default for ParseOptions {
-    fn default() -> ParseOptions {
-        ParseOptions::DEFAULT
-    }
-}
-
-/// Parses one JSON text with the default [`ParseOptions`].
-///
-/// The input must be exactly one value, with optional whitespace around it.
-///
-/// ```
-/// use dhara_protocol::json;
-///
-/// let v = json::parse(br#" {"id": 7, "tags": ["a", "b"]} "#)?;
-/// assert_eq!(v["id"].as_u64(), Some(7));
-/// assert_eq!(v["tags"][1].as_str(), Some("b"));
-/// # Ok::<(), json::Error>(())
-/// ```
-pub fn parse(input: &[u8]) -> Result<Value, Error> {
-    parse_with(input, &ParseOptions::DEFAULT)
-}
-
-/// Parses one JSON text with the given options.
-///
-/// ```
-/// use dhara_protocol::json::{self, ErrorKind, ParseOptions};
-///
-/// let strict = ParseOptions { strict_surrogates: true, ..ParseOptions::DEFAULT };
-/// assert_eq!(json::parse(br#""\ud800""#)?.as_str(), Some("\u{FFFD}"));
-/// let err = json::parse_with(br#""\ud800""#, &strict).unwrap_err();
-/// assert_eq!(err.kind(), ErrorKind::LoneSurrogate);
-/// # Ok::<(), json::Error>(())
-/// ```
-pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> {
-    let mut reader = Reader::new(input, options);
-    let value = reader.read_value()?;
-    reader.finish()?;
-    Ok(value)
-}
 
 /// A pull reader over one JSON text: walk objects a member at a time and arrays an
 /// element at a time, and read, or skip, one value wherever you are.
@@ -126,6 +64,31 @@ pub struct Reader<'a> {
     strict_surrogates: bool,
     /// `true` right after `{` or `[`: the next member or element takes no comma.
     pub(super) after_open: bool,
+}
+
+/// Reading a [`RawValue`], which is built by [`Reader::read_raw`].
+impl<'a> RawValue<'a> {
+    /// Checks that `text` is one JSON value (whitespace around it allowed) under
+    /// `options`, and keeps the value's text.
+    pub fn from_text(text: &'a str, options: &ParseOptions) -> Result<RawValue<'a>, Error> {
+        let mut reader = Reader::for_text(text, options);
+        let raw = reader.read_raw()?;
+        reader.finish()?;
+        Ok(raw)
+    }
+
+    /// The value as an owned tree.
+    pub fn parse(&self) -> Value {
+        // The text was checked under these very options, so reading it cannot fail.
+        let value = self.reader().read_value();
+        debug_assert!(value.is_ok(), "a raw value reads as it was checked");
+        value.unwrap_or_default()
+    }
+
+    /// A reader at the start of the value, with the options it was checked under.
+    pub fn reader(&self) -> Reader<'a> {
+        Reader::new(self.as_bytes(), self.options())
+    }
 }
 
 /// What to do with an escaped lone surrogate.
@@ -347,23 +310,18 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads one whole value as an owned tree. Its nesting counts from the reader's
-    /// current depth.
+    /// current depth. [`Parser::read`](super::Parser::read) does the same with
+    /// scratch space kept from one value to the next.
     pub fn read_value(&mut self) -> Result<Value, Error> {
-        #[cfg(feature = "std")]
-        if let Ok(Some(read)) = SCRATCH.try_with(|scratch| {
-            // Borrowed in place (a parse never starts another on its thread, so the
-            // borrow is always free; if it were not, a fresh tree would do).
-            let mut tree = scratch.try_borrow_mut().ok()?;
-            Some(self.read_into(&mut tree))
-        }) {
-            return read;
-        }
-        self.read_into(&mut Tree::default())
+        let mut tree = Tree::new();
+        let value = self.read_into(&mut tree);
+        tree.discard();
+        value
     }
 
     /// [`read_value`](Reader::read_value) with `tree`'s scratch stacks, left empty.
     #[inline(always)]
-    fn read_into(&mut self, tree: &mut Tree) -> Result<Value, Error> {
+    pub(super) fn read_into(&mut self, tree: &mut Tree) -> Result<Value, Error> {
         let walked = self.walk(tree);
         let value = tree.finish();
         walked.map(|()| value)
@@ -424,7 +382,7 @@ impl<'a> Reader<'a> {
             return None;
         }
         let first = self.pos + 1;
-        let end = skip::run_end(self.input, first);
+        let end = run_end(self.input, first);
         if self.input.get(end) != Some(&b'"') {
             return None;
         }
@@ -446,13 +404,6 @@ impl<'a> Reader<'a> {
     pub fn skip_value(&mut self) -> Result<Range<usize>, Error> {
         self.peek();
         let start = self.pos;
-        // The fast check first; the general walk tells what is wrong, if anything.
-        let levels = self.max_depth.saturating_sub(self.depth);
-        if let Ok(end) = skip::value_end(self.input, start, levels, self.strict_surrogates) {
-            self.after_open = false;
-            self.pos = end;
-            return Ok(start..end);
-        }
         self.walk(&mut Skip)?;
         Ok(start..self.pos)
     }
@@ -644,7 +595,7 @@ impl<'a> Reader<'a> {
             // `string_with_escapes`.
             find_run_end::<true, LONG_RUN>(self.input, first)
         } else {
-            find_ascii_run_end(self.input, first)
+            run_end(self.input, first)
         };
         loop {
             match self.input.get(end) {
@@ -653,19 +604,65 @@ impl<'a> Reader<'a> {
                     self.pos = end + 1;
                     return Ok(false);
                 }
-                Some(0x80..=0xFF) => match characters_end(self.input, end) {
-                    Ok(next) => end = find_ascii_run_end(self.input, next),
+                Some(0x80..=0xFF) => match characters_at_end(self.input, end) {
+                    Ok(next) => end = run_end(self.input, next),
                     Err(bad) => {
                         end = bad;
                         break;
                     }
                 },
+                Some(b'\\') if !S::DECODES => return self.check_escaped(sink, place, first, end),
                 _ => break,
             }
         }
         // An escape, or what the general path reports: a control byte, a byte that
         // is not UTF-8, the end of the input.
         self.string_with_escapes(sink, place, first, end)
+    }
+
+    /// The rest of [`string`](Reader::string) from the escape at `input[at]`, for a
+    /// sink that takes no decoded text: escapes and multi-byte characters are
+    /// checked where they stand. After a few escapes the string is taken for text
+    /// dense with them, and walked from stop to stop with 64-byte masks of the bytes
+    /// that end runs. Whatever does not pass is left to the general path, which
+    /// tells what is wrong.
+    #[inline(never)]
+    fn check_escaped<S: Strings<'a>>(
+        &mut self,
+        sink: &mut S,
+        place: Place,
+        first: usize,
+        at: usize,
+    ) -> Result<bool, Error> {
+        let input = self.input;
+        let strict = matches!(place, Place::Name) || self.strict_surrogates;
+        let mut i = at;
+        let mut escapes = 0;
+        let mut stops = None;
+        loop {
+            i = match input.get(i) {
+                Some(b'"') => {
+                    self.pos = i + 1;
+                    return Ok(false);
+                }
+                Some(b'\\') => match escape_end(input, i, strict) {
+                    Some(next) => next,
+                    None => break,
+                },
+                Some(0x80..=0xFF) => match characters_at_end(input, i) {
+                    Ok(next) => next,
+                    Err(_) => break,
+                },
+                _ => break,
+            };
+            escapes += 1;
+            i = match &mut stops {
+                Some(stops) => RunEnds::<true>::next(stops, input, i),
+                None if escapes < DENSE_ESCAPES => run_end(input, i),
+                None => stops.insert(RunEnds::<true>::at(input, i)).next(input, i),
+            };
+        }
+        self.string_with_escapes(sink, place, first, at)
     }
 
     /// A string whose text, from `first`, starts with a run of ASCII longer than
@@ -1031,6 +1028,11 @@ fn decode_short(
     }
 }
 
+/// How many escapes and characters a string that is only checked is searched past
+/// a word at a time before it is taken for text dense with escapes
+/// ([`Reader::check_escaped`]).
+const DENSE_ESCAPES: u32 = 4;
+
 /// How far past its first word a string's first run is searched before, for a sink
 /// that copies its strings, the string is taken for long: a piece in all
 /// ([`Reader::long_string`]).
@@ -1044,7 +1046,8 @@ const LONG_PIECE: usize = 16 * 1024 - 8;
 mod tests {
 
     use super::*;
-    use crate::json::Object;
+    use crate::json::{Object, parse};
+    use alloc::vec::Vec;
 
     /// Strings whose first run of ASCII is longer than a piece are copied as they
     /// are scanned: parsed into a tree they give the same text, or the same error at

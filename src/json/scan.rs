@@ -173,6 +173,22 @@ pub(super) fn find_ascii_run_end(input: &[u8], from: usize) -> usize {
     find_run_end::<true, { usize::MAX }>(input, from)
 }
 
+/// [`find_ascii_run_end`] for runs that mostly end within a few words (names,
+/// short values): the first four words are checked in line, and only a longer run
+/// goes on in the search for long runs.
+#[inline(always)]
+pub(super) fn run_end(input: &[u8], mut i: usize) -> usize {
+    for _ in 0..4 {
+        let Some(word) = word_at(input, i) else { break };
+        let found = special_or_high_bytes(word);
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    find_ascii_run_end(input, i)
+}
+
 /// After the multi-byte characters starting at `input[i]` (a byte from 0x80 up):
 /// the index of the first ASCII byte after them. `Err` with where the first one
 /// starts that is not well-formed UTF-8 (Unicode's table 3-7: no overlong forms, no
@@ -200,6 +216,49 @@ pub(super) fn characters_end(input: &[u8], mut i: usize) -> Result<usize, usize>
         i += len;
     }
     Ok(i)
+}
+
+/// [`characters_end`] with the usual cases in line: a two-byte character, or a
+/// three-byte one that is neither a surrogate nor overlong, is checked here and the
+/// index after it returned; anything else goes on in [`characters_end`].
+#[inline(always)]
+pub(super) fn characters_at_end(input: &[u8], i: usize) -> Result<usize, usize> {
+    match (input.get(i), input.get(i + 1)) {
+        (Some(0xC2..=0xDF), Some(0x80..=0xBF)) => Ok(i + 2),
+        (Some(0xE1..=0xEC | 0xEE..=0xEF), Some(0x80..=0xBF))
+            if matches!(input.get(i + 2), Some(0x80..=0xBF)) =>
+        {
+            Ok(i + 3)
+        }
+        _ => characters_end(input, i),
+    }
+}
+
+/// After the escape at `input[at]` (a backslash), checked without decoding it: the
+/// index past it, or `None` if it is not a whole, valid escape. A `\u` escape
+/// needs four hex digits; if `strict`, a high surrogate must be followed by an
+/// escaped low one, and a low one must not stand alone.
+#[inline(always)]
+pub(super) fn escape_end(input: &[u8], at: usize, strict: bool) -> Option<usize> {
+    let letter = *input.get(at + 1)?;
+    if SHORT_ESCAPES[usize::from(letter)] != 0 {
+        return Some(at + 2);
+    }
+    if letter != b'u' {
+        return None;
+    }
+    let unit = hex4(input, at + 2)?;
+    if !strict || !(0xD800..=0xDFFF).contains(&unit) {
+        return Some(at + 6);
+    }
+    let low = match input.get(at + 6..at + 8) {
+        Some(b"\\u") if unit <= 0xDBFF => hex4(input, at + 8),
+        _ => None,
+    };
+    match low {
+        Some(0xDC00..=0xDFFF) => Some(at + 12),
+        _ => None,
+    }
 }
 
 /// Whether the `N` bytes at `bytes[at..]` are all there and none ends a run: a

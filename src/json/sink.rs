@@ -101,6 +101,10 @@ pub(super) trait Strings<'a> {
     fn copied(&mut self, text: String, place: Place) {
         let _ = (text, place);
     }
+    /// Whether the sink takes decoded text. A sink that does not (validation only)
+    /// has strings with escapes checked in place, with nothing decoded, and is told
+    /// of none of its strings.
+    const DECODES: bool = true;
     /// Whether the sink keeps short strings inline, so that a short string with
     /// escapes is better decoded straight into [`short`](Strings::short).
     const KEEPS_SHORT: bool = false;
@@ -168,6 +172,7 @@ impl Text for Discard {
 
 impl Strings<'_> for Skip {
     type Text = Discard;
+    const DECODES: bool = false;
     fn checked(&mut self, _: &[u8], _: usize, _: usize, _: Place) {}
     fn start_text(&mut self, _: &str, _: usize) -> Discard {
         Discard
@@ -184,26 +189,29 @@ impl Sink<'_> for Skip {
 
 /// Builds a [`Value`]. Finished members and elements wait on scratch stacks; when
 /// a container closes, its part of a stack moves into one exact-size `Vec`, so each
-/// container costs one allocation. Strings with escapes are decoded into one
-/// scratch `String`, then copied into their `Str` (inline when short), so each costs
-/// at most one exact-size allocation; a long one takes the scratch text with it
-/// ([`HAND_OVER_TEXT_BYTES`]). With `std` the scratch stacks and text are
-/// kept per thread between parses, so a parse allocates only what it returns.
-#[derive(Default)]
+/// container costs one allocation. The first [`INLINE_ITEMS`] items of each stack
+/// live in the tree itself, so a small value needs no allocation for its scratch.
+/// Strings with escapes are decoded into one scratch `String`, then copied into
+/// their `Str` (inline when short), so each costs at most one exact-size
+/// allocation; a long one takes the scratch text with it ([`HAND_OVER_TEXT_BYTES`]).
+/// A tree used again (by a [`Parser`](super::Parser)) keeps what it allocated.
 pub(super) struct Tree {
     /// Members of the open objects. A member is pushed with a `null` placeholder
     /// when its name is read.
-    pub(super) members: Vec<(Str, Value)>,
+    members: Stack<(Str, Value)>,
     /// Elements of the open arrays, and the root value.
-    pub(super) elements: Vec<Value>,
+    elements: Stack<Value>,
     /// For each open container, where its members or elements start.
-    pub(super) starts: Vec<usize>,
+    starts: Stack<usize>,
     /// Where strings with escapes are decoded.
-    pub(super) text: String,
+    text: String,
 }
 
-/// Scratch stacks bigger than this are not kept for the next parse.
-pub(super) const KEEP_SCRATCH_ITEMS: usize = 1024;
+/// How many items of each scratch stack are kept in the tree itself.
+const INLINE_ITEMS: usize = 16;
+
+/// Scratch stacks that grew past this many items are not kept for the next parse.
+const KEEP_SCRATCH_ITEMS: usize = 1024;
 
 /// A scratch text bigger than this is not kept for the next string.
 const KEEP_SCRATCH_TEXT_BYTES: usize = 256 * 1024;
@@ -214,52 +222,136 @@ const KEEP_SCRATCH_TEXT_BYTES: usize = 256 * 1024;
 /// copy of a long text fewer.
 const HAND_OVER_TEXT_BYTES: usize = 1024;
 
-#[cfg(feature = "std")]
-std::thread_local! {
-    pub(super) static SCRATCH: core::cell::RefCell<Tree> = const {
-        core::cell::RefCell::new(Tree {
-            members: Vec::new(),
-            elements: Vec::new(),
-            starts: Vec::new(),
-            text: String::new(),
-        })
-    };
+/// A stack whose first [`INLINE_ITEMS`] items are stored in place and the rest in
+/// a `Vec`. Every place in `inline` past the stack's length holds a default item.
+struct Stack<T> {
+    len: usize,
+    inline: [T; INLINE_ITEMS],
+    spill: Vec<T>,
 }
 
-/// The items of `stack` from `start` on, moved into a `Vec` of their own.
-#[inline]
-fn split_off<T>(stack: &mut Vec<T>, start: usize) -> Vec<T> {
-    match start {
-        // Not `split_off(0)` or `take`: the scratch stack keeps its capacity, the
-        // container gets exactly its length.
-        0 => {
-            let mut all = Vec::with_capacity(stack.len());
-            all.append(stack);
-            all
+impl<T: Default> Stack<T> {
+    fn new() -> Stack<T> {
+        Stack {
+            len: 0,
+            inline: core::array::from_fn(|_| T::default()),
+            spill: Vec::new(),
         }
-        _ if start <= stack.len() => stack.split_off(start),
-        _ => Vec::new(),
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    fn push(&mut self, item: T) {
+        match self.inline.get_mut(self.len) {
+            // The place holds a default item, which owns nothing: no call is made
+            // to drop it.
+            Some(place) => core::mem::forget(core::mem::replace(place, item)),
+            None => self.spill.push(item),
+        }
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn last_mut(&mut self) -> Option<&mut T> {
+        let last = self.len.checked_sub(1)?;
+        match self.inline.get_mut(last) {
+            Some(item) => Some(item),
+            None => self.spill.last_mut(),
+        }
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<T> {
+        let last = self.len.checked_sub(1)?;
+        self.len = last;
+        match self.inline.get_mut(last) {
+            Some(item) => Some(core::mem::take(item)),
+            None => self.spill.pop(),
+        }
+    }
+
+    /// The items from `start` on, moved into a `Vec` of exactly their number.
+    #[inline]
+    fn split_off(&mut self, start: usize) -> Vec<T> {
+        debug_assert!(start <= self.len, "a container starts within its stack");
+        let start = start.min(self.len);
+        let mut items = Vec::with_capacity(self.len - start);
+        let inline_end = self.len.min(INLINE_ITEMS);
+        if let Some(inline) = self.inline.get_mut(start..inline_end) {
+            items.extend(inline.iter_mut().map(core::mem::take));
+        }
+        if self.len > INLINE_ITEMS {
+            let from = start.saturating_sub(INLINE_ITEMS);
+            items.extend(self.spill.drain(from..));
+        }
+        self.len = start;
+        items
+    }
+
+    /// Lets go of an empty stack. Its inline places hold default items, which own
+    /// nothing, so they are forgotten rather than dropped one by one.
+    fn discard(self) {
+        debug_assert!(self.len == 0, "only an empty stack is discarded");
+        let Stack { inline, spill, .. } = self;
+        drop(spill);
+        core::mem::forget(inline);
+    }
+
+    /// Empties the stack; its `Vec` is let go when it grew past what is kept.
+    fn clear(&mut self) {
+        let inline_end = self.len.min(INLINE_ITEMS);
+        if let Some(inline) = self.inline.get_mut(..inline_end) {
+            inline
+                .iter_mut()
+                .for_each(|item| drop(core::mem::take(item)));
+        }
+        self.spill.clear();
+        self.len = 0;
+        if self.spill.capacity() > KEEP_SCRATCH_ITEMS {
+            self.spill = Vec::new();
+        }
     }
 }
 
 impl Tree {
+    /// An empty tree.
+    pub(super) fn new() -> Tree {
+        Tree {
+            members: Stack::new(),
+            elements: Stack::new(),
+            starts: Stack::new(),
+            text: String::new(),
+        }
+    }
+
+    /// Lets go of a tree after [`finish`](Tree::finish), without a call to drop each
+    /// of its empty inline places.
+    pub(super) fn discard(self) {
+        let Tree {
+            members,
+            elements,
+            starts,
+            text,
+        } = self;
+        members.discard();
+        elements.discard();
+        starts.discard();
+        drop(text);
+    }
+
     /// The root value; the scratch stacks are left empty for the next parse (and
-    /// let go when they grew too big to keep).
+    /// what they allocated let go when it grew too big to keep). After an error
+    /// there is no root, and `null` stands in.
     pub(super) fn finish(&mut self) -> Value {
         let root = self.elements.pop().unwrap_or_default();
         // (The text is kept only while small enough, see `decoded`.)
         self.members.clear();
         self.elements.clear();
         self.starts.clear();
-        if self.members.capacity() > KEEP_SCRATCH_ITEMS
-            || self.elements.capacity() > KEEP_SCRATCH_ITEMS
-            || self.starts.capacity() > KEEP_SCRATCH_ITEMS
-        {
-            *self = Tree {
-                text: core::mem::take(&mut self.text),
-                ..Tree::default()
-            };
-        }
         root
     }
 
@@ -440,11 +532,13 @@ impl Sink<'_> for Tree {
     }
     #[inline]
     fn close(&mut self, object: bool, in_object: bool) {
-        let start = self.starts.pop().unwrap_or_default();
+        let start = self.starts.pop();
+        debug_assert!(start.is_some(), "a container closes after it opened");
+        let start = start.unwrap_or_default();
         let v = if object {
-            Value::Object(Object::from(split_off(&mut self.members, start)))
+            Value::Object(Object::from(self.members.split_off(start)))
         } else {
-            Value::Array(split_off(&mut self.elements, start))
+            Value::Array(self.elements.split_off(start))
         };
         self.complete(v, in_object);
     }
@@ -460,12 +554,6 @@ pub(super) struct Nesting {
 }
 
 impl Nesting {
-    /// How many containers are open.
-    #[inline]
-    pub(super) fn depth(&self) -> usize {
-        self.len
-    }
-
     #[inline]
     pub(super) fn push(&mut self, object: bool) {
         if self.len > 0 && self.len % 64 == 0 {
@@ -500,27 +588,59 @@ mod tests {
     use super::*;
     use crate::json::parse;
 
-    /// The thread's scratch stacks are left empty after each parse, good or bad, and
-    /// let go once they grew past what is kept.
-    #[cfg(feature = "std")]
+    /// A tree's scratch stacks are left empty after each parse, good or bad, what
+    /// spilled past the inline items is kept for the next parse, and stacks that
+    /// grew past what is kept are let go.
     #[test]
     fn scratch_stacks_are_emptied_and_big_ones_let_go() {
-        let scratch = || {
-            SCRATCH.with_borrow(|t| {
-                let lens = (t.members.len(), t.elements.len(), t.starts.len());
-                let capacity = t.members.capacity().max(t.elements.capacity());
-                (lens, capacity.max(t.starts.capacity()))
-            })
+        let mut tree = Tree::new();
+        let read = |text: &[u8], tree: &mut Tree| {
+            let mut reader = crate::json::Reader::new(text, &crate::json::ParseOptions::DEFAULT);
+            reader.read_into(tree).is_ok()
         };
-        assert!(parse(br#"{"a":[1,{"b":2}]}"#).is_ok());
-        assert_eq!(scratch().0, (0, 0, 0));
-        assert!(parse(br#"{"a":[1,{"b":2},"#).is_err());
-        assert_eq!(scratch().0, (0, 0, 0));
+        let lens = |t: &Tree| (t.members.len(), t.elements.len(), t.starts.len());
+        let spilled = |t: &Tree| {
+            let capacity = t.members.spill.capacity().max(t.elements.spill.capacity());
+            capacity.max(t.starts.spill.capacity())
+        };
+        assert!(read(br#"{"a":[1,{"b":2}]}"#, &mut tree));
+        assert_eq!((lens(&tree), spilled(&tree)), ((0, 0, 0), 0));
+        assert!(!read(br#"{"a":[1,{"b":2},"#, &mut tree));
+        assert_eq!(lens(&tree), (0, 0, 0));
+        let some = alloc::format!("[{}0]", "0,".repeat(INLINE_ITEMS * 2));
+        assert!(read(some.as_bytes(), &mut tree));
+        assert_eq!(lens(&tree), (0, 0, 0));
+        assert!(spilled(&tree) > 0, "the spilled stack is kept");
         let big = alloc::format!("[{}0]", "0,".repeat(KEEP_SCRATCH_ITEMS * 2));
-        assert!(parse(big.as_bytes()).is_ok());
-        assert_eq!(scratch(), ((0, 0, 0), 0));
-        assert!(parse(br#"{"a":1}"#).is_ok());
-        assert!(scratch().1 > 0, "the stacks are used again");
+        assert!(read(big.as_bytes(), &mut tree));
+        assert_eq!((lens(&tree), spilled(&tree)), ((0, 0, 0), 0));
+        let nested = alloc::format!("{}1{}", "[{\"a\":".repeat(40), "}]".repeat(40));
+        assert!(read(nested.as_bytes(), &mut tree));
+        assert_eq!(lens(&tree), (0, 0, 0));
+        assert!(read(br#"{"a":1}"#, &mut tree));
+    }
+
+    /// Values with more items than the stacks keep inline, nested at every place
+    /// around the edge between the inline items and the spilled ones, come out as
+    /// they went in.
+    #[test]
+    fn items_past_the_inline_ones_come_out_in_order() {
+        for outer in [0, 1, INLINE_ITEMS - 1, INLINE_ITEMS, INLINE_ITEMS + 1, 40] {
+            for inner in [0, 1, INLINE_ITEMS - 1, INLINE_ITEMS, INLINE_ITEMS + 3] {
+                let items = |n: usize, base: usize| -> alloc::vec::Vec<Value> {
+                    (0..n).map(|k| Value::from((base + k) as u64)).collect()
+                };
+                let mut array = items(outer, 0);
+                let object = Object::from_iter(
+                    (0..inner).map(|k| (alloc::format!("k{k}"), Value::Array(items(inner, k)))),
+                );
+                array.push(Value::Object(object));
+                array.extend(items(inner, 100));
+                let value = Value::Array(array);
+                let text = alloc::string::ToString::to_string(&value);
+                assert_eq!(parse(text.as_bytes()).as_ref(), Ok(&value), "{text}");
+            }
+        }
     }
 
     /// Long decoded texts take the scratch text with them, shorter ones are copied

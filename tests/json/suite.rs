@@ -669,28 +669,32 @@ fn json_macro_builds_values() {
 
 #[test]
 fn parses_after_errors_start_clean() {
-    // A parse that fails half-way leaves nothing behind for the next one, on the
-    // same thread (where the builder's scratch stacks are reused).
+    // A parse that fails half-way leaves nothing behind for the next one by the same
+    // parser (whose scratch stacks are reused).
     let good = br#"{"a":[1,{"b":"c"}],"d":{}}"#;
     let expected = json::parse(good).unwrap();
+    let mut parser = json::Parser::new();
     for bad in [
         &br#"{"a":[1,{"b":"c"},"#[..],
         br#"[{"x":[[[1]]],"y":"#,
         br#"[1,2,{"k":tru"#,
     ] {
-        assert!(json::parse(bad).is_err());
-        assert_eq!(json::parse(good).unwrap(), expected);
+        assert!(parser.parse(bad).is_err());
+        assert_eq!(parser.parse(good).unwrap(), expected);
+        let mut r = Reader::new(good, &ParseOptions::DEFAULT);
+        assert_eq!(parser.read(&mut r).unwrap(), expected);
         let mut r = Reader::new(good, &ParseOptions::DEFAULT);
         assert_eq!(r.read_value().unwrap(), expected);
     }
     // A big value does not keep its scratch space, and the next parse still works.
     let big = format!("[{}0]", "0,".repeat(100_000));
     assert_eq!(
-        json::parse(big.as_bytes())
+        parser
+            .parse(big.as_bytes())
             .unwrap()
             .as_array()
             .map(Vec::len),
         Some(100_001)
     );
-    assert_eq!(json::parse(good).unwrap(), expected);
+    assert_eq!(parser.parse(good).unwrap(), expected);
 }
