@@ -102,7 +102,7 @@ impl Error {
         // Characters, not bytes: count every byte that does not continue a UTF-8 sequence.
         let column = 1 + before
             .get(line_start..)
-            .unwrap_or_default()
+            .sure()
             .iter()
             .filter(|&&b| b & 0xC0 != 0x80)
             .count();
@@ -162,3 +162,30 @@ impl fmt::Debug for Error {
 
 #[cfg(feature = "std")]
 impl std::error::Error for Error {}
+
+/// For a value that is always there, by what the code before has checked (a slice
+/// within bounds, text known to be UTF-8): the value, or, should that reasoning
+/// ever be wrong, the type's default. A debug build stops at the broken assumption
+/// instead of going on quietly; a release build never panics.
+pub(super) trait Sure<T> {
+    /// The value, or the default where a debug build stops.
+    fn sure(self) -> T;
+}
+
+impl<T: Default> Sure<T> for Option<T> {
+    #[inline(always)]
+    #[track_caller]
+    fn sure(self) -> T {
+        debug_assert!(self.is_some(), "a value that is always there is missing");
+        self.unwrap_or_default()
+    }
+}
+
+impl<T: Default, E> Sure<T> for Result<T, E> {
+    #[inline(always)]
+    #[track_caller]
+    fn sure(self) -> T {
+        debug_assert!(self.is_ok(), "a check that always passes failed");
+        self.unwrap_or_default()
+    }
+}

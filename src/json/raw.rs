@@ -2,6 +2,7 @@
 
 use core::fmt;
 
+use super::error::Sure;
 use super::options::ParseOptions;
 
 /// One JSON value as a slice of the text it was read from, checked and not built.
@@ -56,8 +57,7 @@ impl<'a> RawValue<'a> {
     /// will do.
     pub fn as_str(&self) -> &'a str {
         let text = core::str::from_utf8(self.text);
-        debug_assert!(text.is_ok(), "a raw value's text was checked to be UTF-8");
-        text.unwrap_or_default()
+        text.sure()
     }
 
     /// The value's JSON text, as bytes.

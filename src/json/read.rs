@@ -13,7 +13,7 @@ use alloc::borrow::Cow;
 use alloc::string::String;
 use core::ops::Range;
 
-use super::error::{Error, ErrorKind};
+use super::error::{Error, ErrorKind, Sure};
 use super::options::ParseOptions;
 use super::raw::RawValue;
 use super::scan::{
@@ -81,8 +81,7 @@ impl<'a> RawValue<'a> {
     pub fn parse(&self) -> Value {
         // The text was checked under these very options, so reading it cannot fail.
         let value = self.reader().read_value();
-        debug_assert!(value.is_ok(), "a raw value reads as it was checked");
-        value.unwrap_or_default()
+        value.sure()
     }
 
     /// A reader at the start of the value, with the options it was checked under.
@@ -359,7 +358,7 @@ impl<'a> Reader<'a> {
             {
                 Some(known) => known,
                 // ASCII, so UTF-8: the check, the one way to a `&str`, always passes.
-                None => core::str::from_utf8(text).unwrap_or_default(),
+                None => core::str::from_utf8(text).sure(),
             };
             return Ok((Cow::Borrowed(text), false));
         }
@@ -414,7 +413,7 @@ impl<'a> Reader<'a> {
     pub fn read_raw(&mut self) -> Result<RawValue<'a>, Error> {
         let range = self.skip_value()?;
         Ok(RawValue::checked(
-            self.input.get(range).unwrap_or_default(),
+            self.input.get(range).sure(),
             ParseOptions {
                 max_depth: self.max_depth,
                 strict_surrogates: self.strict_surrogates,
@@ -459,7 +458,7 @@ impl<'a> Reader<'a> {
         self.peek();
         let start = self.pos;
         self.pos = number_end(self.input, start).map_err(|(kind, at)| self.error(kind, at))?;
-        Ok(self.input.get(start..self.pos).unwrap_or_default())
+        Ok(self.input.get(start..self.pos).sure())
     }
 
     /// The number at the reader, checked as [`skip_value`](Reader::skip_value)
@@ -698,8 +697,8 @@ impl<'a> Reader<'a> {
             };
             // ASCII, then whole characters checked where they stood: this check
             // passes, and is what safe code needs to append them.
-            let checked = core::str::from_utf8(input.get(start..next).unwrap_or_default());
-            text.push_str(checked.unwrap_or_default());
+            let checked = core::str::from_utf8(input.get(start..next).sure());
+            text.push_str(checked.sure());
             if input.get(next) == Some(&b'"') && next == end {
                 sink.copied(text, place);
                 self.pos = end + 1;
@@ -811,12 +810,12 @@ impl<'a> Reader<'a> {
     /// bytes between them are the grammar's ASCII).
     #[inline(never)]
     fn check_text(&mut self, start: usize) -> &'a str {
-        let rest = self.input.get(start..).unwrap_or_default();
+        let rest = self.input.get(start..).sure();
         let text = match core::str::from_utf8(rest) {
             Ok(text) => text,
             Err(e) => {
-                let valid = rest.get(..e.valid_up_to()).unwrap_or_default();
-                core::str::from_utf8(valid).unwrap_or_default()
+                let valid = rest.get(..e.valid_up_to()).sure();
+                core::str::from_utf8(valid).sure()
             }
         };
         self.text = text;
@@ -920,7 +919,7 @@ impl<'a> Reader<'a> {
             self.pos = end;
             return Ok(());
         }
-        let rest = self.input.get(self.pos..).unwrap_or_default();
+        let rest = self.input.get(self.pos..).sure();
         let same = rest.iter().zip(word).take_while(|(a, b)| a == b).count();
         self.pos += same;
         Err(self.unexpected())

@@ -8,7 +8,7 @@
 
 use core::ops::ControlFlow;
 
-use super::error::ErrorKind;
+use super::error::{ErrorKind, Sure};
 /// What each two-character escape `\x` stands for, by the byte `x`; 0 for the rest.
 pub(super) static SHORT_ESCAPES: [u8; 256] = {
     let mut table = [0u8; 256];
@@ -316,7 +316,7 @@ pub(super) fn find_run_end<const ASCII: bool, const WITHIN: usize>(
             find_run_end_after::<ASCII, WITHIN>(input, from + 8)
         }
         None => {
-            let tail = input.get(from..).unwrap_or_default();
+            let tail = input.get(from..).sure();
             from + tail
                 .iter()
                 .position(|&b| ends_run::<ASCII>(b))
@@ -333,7 +333,7 @@ pub(super) fn find_run_end<const ASCII: bool, const WITHIN: usize>(
 #[inline(never)]
 fn find_run_end_after<const ASCII: bool, const WITHIN: usize>(input: &[u8], from: usize) -> usize {
     const BLOCK: usize = 64;
-    let rest = input.get(from..).unwrap_or_default();
+    let rest = input.get(from..).sure();
     let rest = rest.get(..WITHIN).unwrap_or(rest);
     // Three words; then as many as it takes for the blocks to start on a 64-byte
     // boundary of memory, so that no vector load straddles two cache lines (the
@@ -366,7 +366,7 @@ fn find_run_end_after<const ASCII: bool, const WITHIN: usize>(input: &[u8], from
         }
         i += 8;
     }
-    let tail = rest.get(i..).unwrap_or_default();
+    let tail = rest.get(i..).sure();
     from + i
         + tail
             .iter()
@@ -415,7 +415,7 @@ pub(super) fn string_end(input: &[u8], from: usize) -> usize {
         }
         let at = loop {
             let Some(word) = word_at(input, i) else {
-                let rest = input.get(i..).unwrap_or_default();
+                let rest = input.get(i..).sure();
                 match rest.iter().position(|&b| b == b'"') {
                     Some(quote) => break i + quote,
                     None => return input.len(),
@@ -428,7 +428,7 @@ pub(super) fn string_end(input: &[u8], from: usize) -> usize {
             }
             i += 8;
         };
-        let before = input.get(from..at).unwrap_or_default();
+        let before = input.get(from..at).sure();
         let backslashes = before.iter().rev().take_while(|&&b| b == b'\\').count();
         if backslashes % 2 == 0 {
             return at;
@@ -489,7 +489,7 @@ impl<const ASCII: bool> RunEnds<ASCII> {
     #[inline]
     fn block(bytes: &[u8], at: usize) -> u64 {
         let Some(block) = bytes.get(at..at + Self::BLOCK) else {
-            let tail = bytes.get(at..).unwrap_or_default();
+            let tail = bytes.get(at..).sure();
             return tail
                 .iter()
                 .enumerate()

@@ -6,6 +6,7 @@ use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::error::Sure;
 use super::scan::{WINDOW, string_end};
 use super::string::Str;
 use super::value::{Number, Object, Value};
@@ -43,7 +44,7 @@ impl Text for String {
             || (len <= WINDOW && push_window(self, text, from, len, WINDOW))
             || (len <= WINDOW / 2 && push_window(self, text, from, len, WINDOW / 2));
         if !taken {
-            self.push_str(text.get(from..to).unwrap_or_default());
+            self.push_str(text.get(from..to).sure());
         }
     }
     #[inline(always)]
@@ -135,8 +136,8 @@ impl<'a> Strings<'a> for Cow<'a, str> {
     /// Borrowing needs a `&str`, which safe code gets only through a UTF-8 check:
     /// of this one string, which always passes.
     fn checked(&mut self, input: &'a [u8], start: usize, end: usize, _: Place) {
-        let s = input.get(start..end).unwrap_or_default();
-        *self = Cow::Borrowed(core::str::from_utf8(s).unwrap_or_default());
+        let s = input.get(start..end).sure();
+        *self = Cow::Borrowed(core::str::from_utf8(s).sure());
     }
     /// The text is handed out, so it is sized once, from where the string's closing
     /// quote is: the decoded text is never longer than the string's text, and a
@@ -144,7 +145,7 @@ impl<'a> Strings<'a> for Cow<'a, str> {
     /// it is cut back.
     fn start_text(&mut self, text: &str, first_run: usize) -> String {
         let mut out = String::with_capacity(string_end(text.as_bytes(), first_run) + WINDOW);
-        out.push_str(text.get(..first_run).unwrap_or_default());
+        out.push_str(text.get(..first_run).sure());
         out
     }
     fn decoded(&mut self, text: String, _: Place) {
@@ -403,8 +404,8 @@ impl Tree {
     fn text(&mut self, input: &[u8], start: usize, end: usize, place: Place, number: bool) {
         let len = end - start;
         if len > Str::INLINE_CAPACITY {
-            let text = input.get(start..end).unwrap_or_default();
-            let text = Str::from_checked_bytes(text).unwrap_or_default();
+            let text = input.get(start..end).sure();
+            let text = Str::from_checked_bytes(text).sure();
             return match place {
                 Place::Value { in_object } if number => {
                     let number = Number::from_checked_text(text);
@@ -437,9 +438,7 @@ impl Tree {
             .and_then(|w| <&[u8; Str::INLINE_CAPACITY]>::try_from(w).ok());
         match (empty, window) {
             (Some(empty), Some(window)) => empty.fill_checked_window(window, len),
-            (Some(empty), None) => {
-                empty.fill_checked_bytes(input.get(start..end).unwrap_or_default())
-            }
+            (Some(empty), None) => empty.fill_checked_bytes(input.get(start..end).sure()),
             (None, _) => false,
         };
     }
@@ -460,9 +459,7 @@ pub(super) fn checked_str(input: &[u8], start: usize, end: usize) -> Str {
     };
     match inline {
         Some(s) => s,
-        None => {
-            Str::from_checked_bytes(input.get(start..end).unwrap_or_default()).unwrap_or_default()
-        }
+        None => Str::from_checked_bytes(input.get(start..end).sure()).sure(),
     }
 }
 
@@ -483,7 +480,7 @@ impl Strings<'_> for Tree {
         if out.capacity() < HAND_OVER_TEXT_BYTES {
             out.reserve(text.len().min(KEEP_SCRATCH_TEXT_BYTES));
         }
-        out.push_str(text.get(..first_run).unwrap_or_default());
+        out.push_str(text.get(..first_run).sure());
         out
     }
     /// Copied into its `Str`, and the scratch text goes back for the next string;
@@ -533,8 +530,7 @@ impl Sink<'_> for Tree {
     #[inline]
     fn close(&mut self, object: bool, in_object: bool) {
         let start = self.starts.pop();
-        debug_assert!(start.is_some(), "a container closes after it opened");
-        let start = start.unwrap_or_default();
+        let start = start.sure();
         let v = if object {
             Value::Object(Object::from(self.members.split_off(start)))
         } else {
@@ -572,7 +568,7 @@ impl Nesting {
         self.len -= 1;
         self.top_word &= !(1 << (self.len % 64));
         if self.len > 0 && self.len % 64 == 0 {
-            self.top_word = self.lower_words.pop().unwrap_or_default();
+            self.top_word = self.lower_words.pop().sure();
         }
     }
 

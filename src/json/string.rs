@@ -16,6 +16,8 @@ use core::fmt;
 use core::hash::{Hash, Hasher};
 use core::ops::Deref;
 
+use super::error::Sure;
+
 /// An immutable UTF-8 string: inline up to [`Str::INLINE_CAPACITY`] bytes, else
 /// one heap allocation of exactly its length.
 ///
@@ -74,7 +76,7 @@ impl Str {
         match &self.repr {
             // Inline bytes were copied from a whole `&str`, so this never fails; the
             // check is what keeps the crate free of `unsafe`.
-            Repr::Inline { .. } => core::str::from_utf8(self.as_bytes()).unwrap_or_default(),
+            Repr::Inline { .. } => core::str::from_utf8(self.as_bytes()).sure(),
             Repr::Heap(s) => s,
         }
     }
@@ -83,7 +85,7 @@ impl Str {
     #[inline]
     pub fn as_bytes(&self) -> &[u8] {
         match &self.repr {
-            Repr::Inline { len, bytes } => bytes.get(..usize::from(*len)).unwrap_or_default(),
+            Repr::Inline { len, bytes } => bytes.get(..usize::from(*len)).sure(),
             Repr::Heap(s) => s.as_bytes(),
         }
     }

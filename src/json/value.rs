@@ -212,6 +212,7 @@ number_from_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 /// no `fmt` machinery, no copy of a variable length).
 mod itoa_buf {
     use super::Str;
+    use crate::json::error::Sure;
 
     /// The decimal digits of `n`, with a leading `-` when `negative`, at the start of
     /// an inline string's bytes, and their length (at most 21: `u64::MAX` has 20
@@ -225,7 +226,7 @@ mod itoa_buf {
         if let Some(minus) = sign.first_mut() {
             *minus = b'-';
         }
-        fill_digits(n, digit_slots.get_mut(..digits).unwrap_or_default());
+        fill_digits(n, digit_slots.get_mut(..digits).sure());
         (bytes, len)
     }
 

@@ -8,6 +8,7 @@
 use alloc::vec::Vec;
 use core::fmt;
 
+use super::error::Sure;
 use super::scan::{Specials, WINDOW, find_special, is_special, special_bytes, word_at};
 use super::string::Str;
 use super::value::{Object, Value};
@@ -553,7 +554,7 @@ fn write_short_escaped(short: Short, bytes: &[u8], first: usize, out: &mut Vec<u
         let at = put_byte(window, 0, b'"');
         short.put(window, at);
         let mut at = at + first;
-        for &b in bytes.get(first..).unwrap_or_default() {
+        for &b in bytes.get(first..).sure() {
             let text = ESCAPED[usize::from(b)];
             put_word(window, at, text);
             at += (text >> 56) as usize;
@@ -629,7 +630,7 @@ fn write_escaped_long(bytes: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
                 out.extend_from_slice(window);
                 out.truncate(out.len() - (WINDOW - (i - start)));
             }
-            _ => out.extend_from_slice(bytes.get(start..i).unwrap_or_default()),
+            _ => out.extend_from_slice(bytes.get(start..i).sure()),
         }
     }
     i
@@ -661,7 +662,7 @@ fn copy_run(bytes: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
     for _ in 0..4 {
         let Some(word) = word_at(bytes, i) else {
             // Fewer than eight bytes left (most member names): one at a time.
-            for &b in bytes.get(i..).unwrap_or_default() {
+            for &b in bytes.get(i..).sure() {
                 if is_special(b) {
                     break;
                 }
@@ -680,7 +681,7 @@ fn copy_run(bytes: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
         i += 8;
     }
     let end = find_special(bytes, i);
-    out.extend_from_slice(bytes.get(i..end).unwrap_or_default());
+    out.extend_from_slice(bytes.get(i..end).sure());
     end
 }
 
