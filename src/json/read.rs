@@ -596,6 +596,10 @@ impl<'a> Reader<'a> {
         } else {
             run_end(self.input, first)
         };
+        // For a sink that takes no decoded text: the first escape, and how many
+        // have been checked in place.
+        let mut first_escape = usize::MAX;
+        let mut escapes = 0;
         loop {
             match self.input.get(end) {
                 Some(b'"') => {
@@ -610,34 +614,45 @@ impl<'a> Reader<'a> {
                         break;
                     }
                 },
-                Some(b'\\') if !S::DECODES => return self.check_escaped(sink, place, first, end),
+                Some(b'\\') if !S::DECODES => {
+                    first_escape = first_escape.min(end);
+                    if escapes == DENSE_ESCAPES {
+                        return self.check_dense(sink, place, first, first_escape, end);
+                    }
+                    escapes += 1;
+                    let strict = matches!(place, Place::Name) || self.strict_surrogates;
+                    match escape_end(self.input, end, strict) {
+                        Some(next) => end = run_end(self.input, next),
+                        None => break,
+                    }
+                }
                 _ => break,
             }
         }
         // An escape, or what the general path reports: a control byte, a byte that
         // is not UTF-8, the end of the input.
-        self.string_with_escapes(sink, place, first, end)
+        self.string_with_escapes(sink, place, first, first_escape.min(end))
     }
 
     /// The rest of [`string`](Reader::string) from the escape at `input[at]`, for a
-    /// sink that takes no decoded text: escapes and multi-byte characters are
-    /// checked where they stand. After a few escapes the string is taken for text
-    /// dense with them, and walked from stop to stop with 64-byte masks of the bytes
-    /// that end runs. Whatever does not pass is left to the general path, which
-    /// tells what is wrong.
+    /// sink that takes no decoded text, once the string is taken for text dense with
+    /// escapes: walked from stop to stop with 64-byte masks of the bytes that end
+    /// runs, escapes and multi-byte characters checked where they stand. Whatever
+    /// does not pass is read again from the string's `first_escape` by the general
+    /// path, which tells what is wrong.
     #[inline(never)]
-    fn check_escaped<S: Strings<'a>>(
+    fn check_dense<S: Strings<'a>>(
         &mut self,
         sink: &mut S,
         place: Place,
         first: usize,
+        first_escape: usize,
         at: usize,
     ) -> Result<bool, Error> {
         let input = self.input;
         let strict = matches!(place, Place::Name) || self.strict_surrogates;
         let mut i = at;
-        let mut escapes = 0;
-        let mut stops = None;
+        let mut stops = RunEnds::<true>::at(input, i);
         loop {
             i = match input.get(i) {
                 Some(b'"') => {
@@ -654,14 +669,9 @@ impl<'a> Reader<'a> {
                 },
                 _ => break,
             };
-            escapes += 1;
-            i = match &mut stops {
-                Some(stops) => RunEnds::<true>::next(stops, input, i),
-                None if escapes < DENSE_ESCAPES => run_end(input, i),
-                None => stops.insert(RunEnds::<true>::at(input, i)).next(input, i),
-            };
+            i = stops.next(input, i);
         }
-        self.string_with_escapes(sink, place, first, at)
+        self.string_with_escapes(sink, place, first, first_escape)
     }
 
     /// A string whose text, from `first`, starts with a run of ASCII longer than
@@ -913,6 +923,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Consumes the literal `word` (`true`, `false`, `null`).
+    #[inline]
     fn literal(&mut self, word: &[u8]) -> Result<(), Error> {
         let end = self.pos + word.len();
         if self.input.get(self.pos..end) == Some(word) {
@@ -926,6 +937,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Consumes `byte` after optional whitespace.
+    #[inline]
     fn expect(&mut self, byte: u8) -> Result<(), Error> {
         if self.peek() == Some(byte) {
             self.pos += 1;
@@ -935,6 +947,7 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[inline]
     fn enter(&mut self) -> Result<(), Error> {
         if self.depth >= self.max_depth {
             return Err(self.error(ErrorKind::TooDeep, self.pos.saturating_sub(1)));
@@ -943,6 +956,7 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
+    #[inline]
     fn leave(&mut self) {
         self.depth = self.depth.saturating_sub(1);
     }
@@ -1027,10 +1041,9 @@ fn decode_short(
     }
 }
 
-/// How many escapes and characters a string that is only checked is searched past
-/// a word at a time before it is taken for text dense with escapes
-/// ([`Reader::check_escaped`]).
-const DENSE_ESCAPES: u32 = 4;
+/// How many escapes a string that is only checked is searched past a word at a
+/// time before it is taken for text dense with escapes ([`Reader::check_dense`]).
+const DENSE_ESCAPES: u32 = 3;
 
 /// How far past its first word a string's first run is searched before, for a sink
 /// that copies its strings, the string is taken for long: a piece in all

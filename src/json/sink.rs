@@ -275,20 +275,25 @@ impl<T: Default> Stack<T> {
         }
     }
 
-    /// The items from `start` on, moved into a `Vec` of exactly their number.
+    /// The items from `start` on, moved into a `Vec` of exactly their number; the
+    /// stack keeps its `Vec`'s capacity.
     #[inline]
     fn split_off(&mut self, start: usize) -> Vec<T> {
         debug_assert!(start <= self.len, "a container starts within its stack");
         let start = start.min(self.len);
-        let mut items = Vec::with_capacity(self.len - start);
-        let inline_end = self.len.min(INLINE_ITEMS);
-        if let Some(inline) = self.inline.get_mut(start..inline_end) {
-            items.extend(inline.iter_mut().map(core::mem::take));
-        }
-        if self.len > INLINE_ITEMS {
-            let from = start.saturating_sub(INLINE_ITEMS);
-            items.extend(self.spill.drain(from..));
-        }
+        let items = match start.checked_sub(INLINE_ITEMS) {
+            // All in the `Vec`.
+            Some(from) if from > 0 => self.spill.split_off(from),
+            _ => {
+                let mut items = Vec::with_capacity(self.len - start);
+                let inline_end = self.len.min(INLINE_ITEMS);
+                if let Some(inline) = self.inline.get_mut(start..inline_end) {
+                    items.extend(inline.iter_mut().map(core::mem::take));
+                }
+                items.append(&mut self.spill);
+                items
+            }
+        };
         self.len = start;
         items
     }

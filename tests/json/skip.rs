@@ -539,3 +539,67 @@ fn json_test_suite_skipped() {
     assert!(count > 300, "only {count} files in {}", dir.display());
     println!("JSONTestSuite: {count} files skipped as parsed");
 }
+
+/// Strings with few and with many escapes (so checked in place a word at a time,
+/// and with 64-byte masks once dense), with every kind of fault at offsets on both
+/// sides of 64-byte block edges, under both surrogate choices: skipping judges
+/// them as reading does, errors included.
+#[test]
+fn strings_dense_with_escapes_are_judged_as_reading_judges_them() {
+    let faults: [&[u8]; 9] = [
+        b"",
+        b"\\x01",
+        b"\\u00e9",
+        b"\\ud834\\udd1e",
+        b"\\ud800",
+        b"\\q",
+        b"\\u12",
+        b"\x01",
+        b"\xC3\x28",
+    ];
+    let tails: [&[u8]; 3] = [b"\"", b"\\t\"", b"\xE2\x82\xAC\""];
+    for escapes in 0..8 {
+        for pad in 0..70 {
+            for fault in faults {
+                for tail in tails {
+                    let mut text = b"[\"".to_vec();
+                    for k in 0..escapes {
+                        let piece: &[u8] = if k % 2 == 0 { b"\\n" } else { b"ab\xC3\xA9" };
+                        text.extend_from_slice(piece);
+                    }
+                    text.extend(std::iter::repeat_n(b'x', pad));
+                    text.extend_from_slice(fault);
+                    text.extend_from_slice(tail);
+                    text.push(b']');
+                    for options in [ParseOptions::DEFAULT, STRICT] {
+                        if let Err(e) = check_same(&text, &options) {
+                            panic!("{}: {e}", String::from_utf8_lossy(&text));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Every byte from 0x80 up, with every byte after it and some after those, in a
+/// string with few escapes and in one dense with them (most two- and three-byte
+/// characters are checked in line, the rest by the general check): skipping
+/// judges them as reading does.
+#[test]
+fn multi_byte_characters_are_judged_as_reading_judges_them() {
+    for before in [&b"a"[..], b"\\n\\t\\r\\\"a"] {
+        for lead in 0x80..=0xFFu8 {
+            for second in 0..=0xFFu8 {
+                for after in [b'"', b'a', 0x7F, 0x80, 0xA9, 0xBF, 0xC0, 0xC3] {
+                    let mut text = b"[\"".to_vec();
+                    text.extend_from_slice(before);
+                    text.extend_from_slice(&[lead, second, after, b'"', b']']);
+                    if let Err(e) = check_same(&text, &ParseOptions::DEFAULT) {
+                        panic!("{text:x?}: {e}");
+                    }
+                }
+            }
+        }
+    }
+}
