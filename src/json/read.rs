@@ -1,5 +1,6 @@
 //! The parser: one implementation of the JSON grammar, used to build [`Value`] trees
-//! ([`parse`], [`Reader::read_value`]), to validate without building
+//! ([`Reader::read_value`], and so [`Parser`](super::Parser)), to validate without
+//! building
 //! ([`Reader::skip_value`]) and, a member at a time, by the pull [`Reader`].
 //!
 //! Nesting is walked with an explicit stack, never by recursion, so no input can
@@ -27,7 +28,7 @@ use super::value::{Number, Value};
 /// A pull reader over one JSON text: walk objects a member at a time and arrays an
 /// element at a time, and read, or skip, one value wherever you are.
 ///
-/// It shares its grammar with [`parse`], so it accepts exactly the same texts. After
+/// It shares its grammar with [`parse`](super::parse), so it accepts exactly the same texts. After
 /// an error the reader's position is unspecified; start again with a new reader.
 ///
 /// ```
@@ -676,12 +677,10 @@ impl<'a> Reader<'a> {
 
     /// A string whose text, from `first`, starts with a run of ASCII longer than
     /// [`Str::PIECE_BYTES`] (a base64 image, say), for a sink that copies its strings:
-    /// scanned a piece at a time, each piece checked and copied while the scan has
-    /// just brought it into the cache, so the text is read from memory once rather
-    /// than once to find its end and again to copy it. Pieces ([`LONG_PIECE`]) fit
-    /// the first-level cache with room to spare. The copy is sized for the rest of the input (the string can be no longer)
-    /// and cut back when the sink boxes it. At an escape, or whatever ends the
-    /// string in error, the string is read again from its start on the general
+    /// scanned a piece ([`LONG_PIECE`]) at a time, each piece copied right after it
+    /// is checked, while it is still in the cache. The copy is sized for the rest of
+    /// the input and cut back when the sink boxes it. At an escape, or whatever ends
+    /// the string in error, the string is read again from its start on the general
     /// path.
     #[inline(never)]
     fn long_string<S: Strings<'a>>(

@@ -174,9 +174,8 @@ impl Str {
     /// Makes an inline string the text `window[..len]`, whose bytes the caller has
     /// already checked to be whole UTF-8, writing it where the string stands (as
     /// [`from_checked_window`](Str::from_checked_window) would build it). A parser
-    /// pushes an empty string into its tree, then fills it: a string built on the
-    /// stack and moved in would be written in pieces and read back whole, which
-    /// the processor cannot forward from its pending stores. `false`, with nothing
+    /// pushes an empty string into its tree, then fills it in place, rather than
+    /// building it elsewhere and moving it in. `false`, with nothing
     /// changed, when `len` is over the inline capacity or the string is not inline.
     #[inline(always)]
     pub(crate) fn fill_checked_window(

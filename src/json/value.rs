@@ -188,8 +188,8 @@ macro_rules! number_from_int {
     ($($t:ty),*) => {$(
         impl From<$t> for Number {
             fn from(v: $t) -> Number {
-                // Every integer type here has its magnitude within `u64`, whose
-                // division is a few instructions where `u128`'s is a call.
+                // Every integer type here has its magnitude within `u64`, so the
+                // digits are made with `u64` division, cheaper than `u128`'s.
                 let v = v as i128;
                 let magnitude = u64::try_from(v.unsigned_abs()).unwrap_or(u64::MAX);
                 let (window, len) = itoa_buf::format(v < 0, magnitude);
