@@ -190,7 +190,7 @@ impl Sink<'_> for Skip {
 
 /// Builds a [`Value`]. Finished members and elements wait on scratch stacks; when
 /// a container closes, its part of a stack moves into one exact-size `Vec`, so each
-/// container costs one allocation. The first [`INLINE_ITEMS`] items of each stack
+/// container costs one allocation. The first few items of each stack
 /// live in the tree itself, so a small value needs no allocation for its scratch.
 /// Strings with escapes are decoded into one scratch `String`, then copied into
 /// their `Str` (inline when short), so each costs at most one exact-size
@@ -199,17 +199,18 @@ impl Sink<'_> for Skip {
 pub(super) struct Tree {
     /// Members of the open objects. A member is pushed with a `null` placeholder
     /// when its name is read.
-    members: Stack<(Str, Value)>,
+    members: Stack<(Str, Value), INLINE_ITEMS>,
     /// Elements of the open arrays, and the root value.
-    elements: Stack<Value>,
+    elements: Stack<Value, INLINE_ITEMS>,
     /// For each open container, where its members or elements start.
-    starts: Stack<usize>,
+    starts: Stack<usize, INLINE_ITEMS>,
     /// Where strings with escapes are decoded.
     text: String,
 }
 
-/// How many items of each scratch stack are kept in the tree itself.
-const INLINE_ITEMS: usize = 16;
+/// How many items of each scratch stack are kept in the tree itself: enough for
+/// the payloads of most messages.
+const INLINE_ITEMS: usize = 8;
 
 /// Scratch stacks that grew past this many items are not kept for the next parse.
 const KEEP_SCRATCH_ITEMS: usize = 1024;
@@ -223,16 +224,16 @@ const KEEP_SCRATCH_TEXT_BYTES: usize = 256 * 1024;
 /// copy of a long text fewer.
 const HAND_OVER_TEXT_BYTES: usize = 1024;
 
-/// A stack whose first [`INLINE_ITEMS`] items are stored in place and the rest in
-/// a `Vec`. Every place in `inline` past the stack's length holds a default item.
-struct Stack<T> {
+/// A stack whose first `N` items are stored in place and the rest in a `Vec`.
+/// Every place in `inline` past the stack's length holds a default item.
+struct Stack<T, const N: usize> {
     len: usize,
-    inline: [T; INLINE_ITEMS],
+    inline: [T; N],
     spill: Vec<T>,
 }
 
-impl<T: Default> Stack<T> {
-    fn new() -> Stack<T> {
+impl<T: Default, const N: usize> Stack<T, N> {
+    fn new() -> Stack<T, N> {
         Stack {
             len: 0,
             inline: core::array::from_fn(|_| T::default()),
@@ -281,12 +282,12 @@ impl<T: Default> Stack<T> {
     fn split_off(&mut self, start: usize) -> Vec<T> {
         debug_assert!(start <= self.len, "a container starts within its stack");
         let start = start.min(self.len);
-        let items = match start.checked_sub(INLINE_ITEMS) {
+        let items = match start.checked_sub(N) {
             // All in the `Vec`.
             Some(from) if from > 0 => self.spill.split_off(from),
             _ => {
                 let mut items = Vec::with_capacity(self.len - start);
-                let inline_end = self.len.min(INLINE_ITEMS);
+                let inline_end = self.len.min(N);
                 if let Some(inline) = self.inline.get_mut(start..inline_end) {
                     items.extend(inline.iter_mut().map(core::mem::take));
                 }
@@ -309,7 +310,7 @@ impl<T: Default> Stack<T> {
 
     /// Empties the stack; its `Vec` is let go when it grew past what is kept.
     fn clear(&mut self) {
-        let inline_end = self.len.min(INLINE_ITEMS);
+        let inline_end = self.len.min(N);
         if let Some(inline) = self.inline.get_mut(..inline_end) {
             inline
                 .iter_mut()
