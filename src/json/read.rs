@@ -1058,7 +1058,6 @@ mod tests {
 
     use super::*;
     use crate::json::{Object, parse};
-    use alloc::vec::Vec;
 
     /// Strings whose first run of ASCII is longer than a piece are copied as they
     /// are scanned: parsed into a tree they give the same text, or the same error at
