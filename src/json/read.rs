@@ -442,15 +442,6 @@ impl<'a> Reader<'a> {
         false
     }
 
-    /// Consumes the next member's `,`, name and `:` if the input goes on with
-    /// exactly `text`, which must be those three written without whitespace
-    /// (`,"id":`), and a member may follow here: inside an object, after a member
-    /// (never right after `{`). Nothing but whitespace is consumed otherwise.
-    #[inline(always)]
-    pub(crate) fn skip_exact_member_name(&mut self, text: &[u8]) -> bool {
-        !self.after_open && self.skip_exact(text)
-    }
-
     /// The text of the number at the reader (its first byte is `-` or a digit),
     /// checked as [`skip_value`](Reader::skip_value) checks it.
     #[inline]

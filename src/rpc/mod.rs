@@ -78,9 +78,7 @@ mod types;
 mod view;
 
 pub use decode::{DecodeOptions, Incoming, LinePrefix, decode, decode_view};
-pub(crate) use decode::{
-    PayloadOf, Payloads, decode_entry, decode_reading, read_number, scan_batch,
-};
+pub(crate) use decode::{PayloadOf, Payloads, decode_entry, decode_reading, scan_batch};
 pub use encode::{Envelope, write_batch, write_message, write_with};
 pub(crate) use encode::{
     PlainMethod, write_id, write_notification, write_request, write_request_with_u64,
