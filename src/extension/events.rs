@@ -5,8 +5,8 @@ use core::fmt;
 
 use super::RequestHandle;
 pub use crate::frame::Excerpt;
-use crate::json::{Str, Value};
-use crate::message::InitializeParams;
+use crate::json::Value;
+use crate::message::{InitializeParams, Text};
 use crate::rpc::{DecodeError, Id};
 
 /// What happened on the extension's side of the pipe.
@@ -59,7 +59,7 @@ pub enum Event {
         /// The handle to answer with.
         request: RequestHandle,
         /// A tool from the registry.
-        tool_name: Str,
+        tool_name: Text,
         /// The tool's input.
         input: Value,
     },

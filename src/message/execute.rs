@@ -4,6 +4,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::Text;
 use super::fields::{
     A_STRING, AN_ARRAY, AN_OBJECT, FieldError, ObjectWriter, Read, Slot, VALUE_TEXT, mistyped,
     object, read_flag, read_list, read_members, read_str,
@@ -13,8 +14,8 @@ use crate::json::{self, Name, Object, Reader, Str, Value};
 /// Params of `tools/execute`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExecuteParams {
-    /// The tool to run (`toolName`): a name, kept inline when it is short.
-    pub tool_name: Str,
+    /// The tool to run (`toolName`).
+    pub tool_name: Text,
     /// Its input (`input`).
     pub input: Value,
 }
@@ -38,8 +39,8 @@ pub struct ToolResult {
 pub enum Content {
     /// `{"type": "text", "text": ...}`
     Text {
-        /// The text (kept inline when short, as `"ok"` is).
-        text: Str,
+        /// The text.
+        text: Text,
     },
     /// `{"type": "image", "mimeType": ..., "data": ...}`: base64 image data.
     ImageData {
@@ -70,7 +71,7 @@ pub enum Content {
 
 impl ExecuteParams {
     /// `tools/execute` params: run `tool_name` with `input`.
-    pub fn new(tool_name: impl Into<Str>, input: Value) -> ExecuteParams {
+    pub fn new(tool_name: impl Into<Text>, input: Value) -> ExecuteParams {
         ExecuteParams {
             tool_name: tool_name.into(),
             input,
@@ -89,7 +90,7 @@ impl ExecuteParams {
         })?;
         Ok(members.and_then(|()| {
             Ok(ExecuteParams {
-                tool_name: tool_name.required("toolName", A_STRING)?,
+                tool_name: Text::from_json(tool_name.required("toolName", A_STRING)?),
                 input: input
                     .ok_or_else(|| FieldError::missing("a JSON value").in_member("input"))?,
             })
@@ -121,7 +122,7 @@ impl ExecuteParams {
 
 impl ToolResult {
     /// A successful result holding one text item.
-    pub fn text(text: impl Into<Str>) -> ToolResult {
+    pub fn text(text: impl Into<Text>) -> ToolResult {
         ToolResult {
             content: alloc::vec![Content::text(text)],
             is_error: false,
@@ -129,7 +130,7 @@ impl ToolResult {
     }
 
     /// A tool-level failure (`isError: true`) holding one text item: the LLM sees it.
-    pub fn error_text(text: impl Into<Str>) -> ToolResult {
+    pub fn error_text(text: impl Into<Text>) -> ToolResult {
         ToolResult {
             content: alloc::vec![Content::text(text)],
             is_error: true,
@@ -193,7 +194,7 @@ impl ToolResult {
 
 impl Content {
     /// A text item.
-    pub fn text(text: impl Into<Str>) -> Content {
+    pub fn text(text: impl Into<Text>) -> Content {
         Content::Text { text: text.into() }
     }
 
@@ -279,7 +280,7 @@ impl Content {
         if let Content::Text { text } = self {
             // The usual item, its fixed start in one piece.
             out.extend_from_slice(br#"{"type":"text","text":"#);
-            json::write_str(text, out);
+            json::write_str(text.as_json(), out);
             out.push(b'}');
             return;
         }
@@ -417,7 +418,7 @@ impl Item {
         let content = match kind {
             Kind::Text => Content::Text {
                 text: match text {
-                    Some(Seen::String(s)) => s,
+                    Some(Seen::String(s)) => Text::from_json(s),
                     _ => return None,
                 },
             },

@@ -77,11 +77,13 @@ mod fields;
 mod progress;
 #[cfg(test)]
 mod tests;
+mod text;
 mod tools;
 
 pub use execute::{Content, ExecuteParams, ToolResult};
 pub use fields::FieldError;
 pub use progress::Progress;
+pub use text::Text;
 pub use tools::{InitializeParams, InitializeResult, RejectedTool, Tool, ToolList};
 
 use fields::{VALUE_TEXT, read_whole};

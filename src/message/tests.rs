@@ -11,8 +11,8 @@ use core::fmt;
 use proptest::prelude::*;
 
 use super::fields::Read;
-use super::{Content, ExecuteParams, Progress, ToolResult};
-use crate::json::{self, ParseOptions, RawValue, Reader, Str, Value};
+use super::{Content, ExecuteParams, Progress, Text, ToolResult};
+use crate::json::{self, ParseOptions, RawValue, Reader, Value};
 use crate::rpc::Id;
 
 fn content(text: &str) -> Content {
@@ -40,7 +40,7 @@ fn string(value: Option<&Value>) -> Option<String> {
 
 fn execute_params(value: &Value) -> Option<ExecuteParams> {
     Some(ExecuteParams {
-        tool_name: Str::from(value.as_object()?.get("toolName")?.as_str()?),
+        tool_name: Text::from(value.as_object()?.get("toolName")?.as_str()?),
         input: value.as_object()?.get("input")?.clone(),
     })
 }

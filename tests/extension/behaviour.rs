@@ -7,8 +7,8 @@ use dhara_protocol::extension::{
     Config, Event, Excerpt, Extension, Input, Output, PeerError, RequestHandle, SHUTTING_DOWN,
     ServerInfo, TOO_MANY_PENDING, UsageError,
 };
-use dhara_protocol::json::{Str, Value};
-use dhara_protocol::message::{InitializeParams, NOT_INITIALIZED, Tool, ToolResult};
+use dhara_protocol::json::Value;
+use dhara_protocol::message::{InitializeParams, NOT_INITIALIZED, Text, Tool, ToolResult};
 use dhara_protocol::rpc::{ErrorCode, ErrorObject, Id};
 use extension_support::{
     INITIALIZE, drain, extension_with, initialized, initialized_with, send, value, web_tools,
@@ -21,7 +21,7 @@ fn execute(id: u64, tool: &str, input: &str) -> String {
 }
 
 /// The only `Execute` event of a run, as (request, tool, input).
-fn the_execute(events: &[Event]) -> (RequestHandle, Str, Value) {
+fn the_execute(events: &[Event]) -> (RequestHandle, Text, Value) {
     let executes: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
