@@ -394,14 +394,14 @@ fn calls_of(messages: &[Message]) -> Vec<Call> {
                     open = Some((new_call(), false, false));
                 }
                 if let Some((call, has_progress, _)) = &mut open {
-                    let progress = Progress::from_value(n.params.clone().unwrap_or_default());
+                    let progress = Progress::from_value(&n.params.clone().unwrap_or_default());
                     call.progress = progress.ok().map(|p| p.message);
                     *has_progress = true;
                 }
             }
             Message::Response(response) => {
                 let Ok(result) =
-                    ToolResult::from_value(response.outcome.clone().unwrap_or_default())
+                    ToolResult::from_value(&response.outcome.clone().unwrap_or_default())
                 else {
                     continue; // not a tools/execute result (the initialize result)
                 };

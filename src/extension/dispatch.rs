@@ -190,7 +190,7 @@ impl Extension {
                 let tools = ToolList {
                     tools: self.registry.tools().to_vec(),
                 };
-                self.reply_result(route, id, tools.into_value());
+                self.reply_result(route, id, Value::from(tools));
             }
             method::TOOLS_EXECUTE => {
                 let params = ExecuteParams::from_raw(params.unwrap_or(RawValue::NULL));
@@ -236,7 +236,7 @@ impl Extension {
                     version: self.info.version.clone(),
                     tools: self.registry.tools().to_vec(),
                 };
-                self.reply_result(route, id, result.into_value());
+                self.reply_result(route, id, Value::from(result));
                 self.events.push_back(Event::Initialized { params });
             }
         }

@@ -400,7 +400,7 @@ impl Extension {
                 rpc::write_with(Envelope::Result { id }, |out| result.write_json(out), buf)
             }),
             Route::Batch(batch) => {
-                self.answer_in_batch(batch, Response::result(pending.id, result.into_value()))
+                self.answer_in_batch(batch, Response::result(pending.id, Value::from(result)))
             }
         }
         Ok(())
@@ -460,10 +460,9 @@ impl Extension {
     pub fn set_tools(&mut self, tools: Vec<Tool>) {
         self.registry = Registry::new(tools);
         if self.initialized && !self.exited {
-            let params = ToolList {
+            let params = Value::from(ToolList {
                 tools: self.registry.tools().to_vec(),
-            }
-            .into_value();
+            });
             self.write_notification(method::TOOLS_LIST, &params);
         }
     }

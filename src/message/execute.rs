@@ -109,8 +109,9 @@ impl ExecuteParams {
     }
 
     /// Appends `tools/execute` params for `tool_name` and `input` to `out`, as
-    /// [`write_json`](Self::write_json) does, without an `ExecuteParams` to hold them.
-    pub fn write_parts(tool_name: &str, input: &Value, out: &mut Vec<u8>) {
+    /// [`write_json`](Self::write_json) does, without an `ExecuteParams` to hold them:
+    /// how the Core sends a call, without a copy of its input.
+    pub(crate) fn write_parts(tool_name: &str, input: &Value, out: &mut Vec<u8>) {
         // Both members always: the names in one piece with what surrounds them.
         out.extend_from_slice(br#"{"toolName":"#);
         json::write_string(tool_name, out);
@@ -142,12 +143,13 @@ impl ToolResult {
     /// one-text case.) A protocol-level failure is a JSON-RPC error instead.
     ///
     /// ```
+    /// use dhara_protocol::json::Value;
     /// use dhara_protocol::message::{Content, ToolResult};
     ///
     /// let result = ToolResult::error([Content::text("no such file: a.txt")]);
     /// assert!(result.is_error);
     /// assert_eq!(
-    ///     result.to_value().to_string(),
+    ///     Value::from(result).to_string(),
     ///     r#"{"content":[{"type":"text","text":"no such file: a.txt"}],"isError":true}"#
     /// );
     /// ```

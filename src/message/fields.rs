@@ -20,7 +20,7 @@ use crate::rpc::Id;
 /// use dhara_protocol::message::ExecuteParams;
 ///
 /// let params = Value::Object(Object::from_iter([("input", Value::Object(Object::new()))]));
-/// let err = ExecuteParams::from_value(params).unwrap_err();
+/// let err = ExecuteParams::from_value(&params).unwrap_err();
 /// assert_eq!(err.path(), "toolName");
 /// assert_eq!(err.to_string(), "toolName: missing, expected a string");
 /// ```

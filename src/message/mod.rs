@@ -19,10 +19,10 @@
 //! with a [`json::Reader`], building no tree except for the members that are JSON
 //! values themselves (a tool's `input` and `inputSchema`, a content item of an
 //! unknown type): the endpoints read what they receive this way, from
-//! [`rpc::decode_view`]'s payloads. `from_value` applies the very same rules to a
-//! [`Value`] (it reads the value's text). Then `to_value` and `into_value`, and the
-//! matching `TryFrom<Value>` and `From<_> for Value`; and `write_json`, which appends
-//! the same JSON text as writing `to_value` would, straight into a buffer without
+//! [`rpc::decode_view`]'s payloads. `from_value` (and `TryFrom<&Value>`) applies
+//! the very same rules to a [`Value`] (it reads the value's text). Out, each type
+//! converts into a [`Value`] (`From<_> for Value`), and `write_json` appends the
+//! same JSON text as writing that value would, straight into a buffer without
 //! building the value (the endpoints send their messages this way).
 //!
 //! Reading is exact where the protocol is exact and lenient where it is silent:
@@ -49,21 +49,21 @@
 //! the order of the published examples, leaving out absent optional members.
 //!
 //! ```
-//! use dhara_protocol::json::{self, json};
+//! use dhara_protocol::json::{self, json, Value};
 //! use dhara_protocol::message::{ExecuteParams, Progress, ToolResult};
 //!
 //! let params = ExecuteParams::new("read_file", json!({"path": "Cargo.toml"}));
 //! assert_eq!(
-//!     params.to_value().to_string(),
+//!     Value::from(params).to_string(),
 //!     r#"{"toolName":"read_file","input":{"path":"Cargo.toml"}}"#
 //! );
 //!
 //! // `isError` absent reads as `false`.
-//! let result = ToolResult::from_value(json::parse(br#"{"content":[{"type":"text","text":"ok"}]}"#)?)?;
+//! let result = ToolResult::from_value(&json::parse(br#"{"content":[{"type":"text","text":"ok"}]}"#)?)?;
 //! assert!(!result.is_error);
 //!
 //! // Progress names its request with the optional `id`.
-//! let progress = Progress::from_value(json!({"message": "halfway", "id": 7}))?;
+//! let progress = Progress::from_value(&json!({"message": "halfway", "id": 7}))?;
 //! assert_eq!(progress.id, Some(7u64.into()));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -112,9 +112,10 @@ pub mod method {
 /// Error code for a request other than `initialize` received before `initialize`.
 pub const NOT_INITIALIZED: i64 = -32002;
 
-/// `from_raw`, `from_value`, `to_value`, `into_value` and `write_json`, plus the
-/// standard conversions, for a type whose reading and writing are given as
-/// `read(&mut Reader)`, `write(self)` and `encode(&self, out)`.
+/// The ways in and out of every type, given its `read(&mut Reader)`, `write(self)`
+/// and `encode(&self, out)`: in, `from_raw` and `from_value` (with
+/// `TryFrom<&Value>`); out, `write_json` and `From<_> for Value`. The endpoints read
+/// a payload in place, inside its line, with the crate's own `read_from`.
 macro_rules! value_conversions {
     ($type:ident, $what:literal) => {
         impl $type {
@@ -124,49 +125,35 @@ macro_rules! value_conversions {
                 read_whole(raw.reader(), $type::read)
             }
 
-            #[doc = concat!("Reads ", $what, " from the JSON value at `reader`, which")]
-            /// moves past the whole value whether it fits or not: what
-            /// [`from_raw`](Self::from_raw) does, for a value inside a larger text
-            /// (such as a payload, read as the envelope reader reaches it).
-            ///
-            /// The outer `Err` is text that is not JSON, the inner one a member that
-            /// does not fit.
-            pub fn read_from(
-                reader: &mut Reader<'_>,
-            ) -> Result<Result<$type, FieldError>, json::Error> {
-                $type::read(reader)
-            }
-
-            #[doc = concat!("Reads ", $what, " from a JSON value.")]
-            ///
-            /// The same rules as [`from_raw`](Self::from_raw), applied to the
-            /// value's text.
-            pub fn from_value(value: Value) -> Result<$type, FieldError> {
-                let text = json::to_vec(&value);
+            #[doc = concat!("Reads ", $what, " from a JSON value: the rules of")]
+            /// [`from_raw`](Self::from_raw), applied to the value's text.
+            pub fn from_value(value: &Value) -> Result<$type, FieldError> {
+                let text = json::to_vec(value);
                 read_whole(Reader::new(&text, &VALUE_TEXT), $type::read)
             }
 
-            #[doc = concat!("Writes ", $what, " as a JSON value.")]
-            pub fn to_value(&self) -> Value {
-                self.clone().write()
-            }
-
-            #[doc = concat!("Writes ", $what, " as a JSON value, moving its strings in.")]
-            pub fn into_value(self) -> Value {
-                self.write()
-            }
-
             #[doc = concat!("Appends ", $what, " to `out` as compact JSON: the text")]
-            /// [`json::write_value`] writes for [`to_value`](Self::to_value), without
+            /// [`json::write_value`] writes for the [`Value`] it converts into, without
             /// building the value.
             pub fn write_json(&self, out: &mut Vec<u8>) {
                 self.encode(out)
             }
+
+            /// Reads the value at `reader`, which moves past it whether it fits or
+            /// not: [`from_raw`](Self::from_raw) for a payload inside its line. The
+            /// outer `Err` is text that is not JSON, the inner one a member that does
+            /// not fit.
+            #[allow(dead_code)] // the endpoints read only some types in place
+            pub(crate) fn read_from(
+                reader: &mut Reader<'_>,
+            ) -> Result<Result<$type, FieldError>, json::Error> {
+                $type::read(reader)
+            }
         }
 
-        impl TryFrom<Value> for $type {
+        impl TryFrom<&Value> for $type {
             type Error = FieldError;
-            fn try_from(value: Value) -> Result<$type, FieldError> {
+            fn try_from(value: &Value) -> Result<$type, FieldError> {
                 $type::from_value(value)
             }
         }

@@ -61,8 +61,9 @@ impl Progress {
     }
 
     /// Appends `progress` params with `message` and `id` to `out`, as
-    /// [`write_json`](Self::write_json) does, without a `Progress` to hold them.
-    pub fn write_parts(message: &str, id: Option<&Id>, out: &mut Vec<u8>) {
+    /// [`write_json`](Self::write_json) does, without a `Progress` to hold them:
+    /// how an extension reports progress, without a copy of its text.
+    pub(crate) fn write_parts(message: &str, id: Option<&Id>, out: &mut Vec<u8>) {
         // `message` always comes first: its name in one piece with the brace.
         out.extend_from_slice(br#"{"message":"#);
         json::write_string(message, out);

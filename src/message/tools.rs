@@ -223,7 +223,7 @@ impl Tool {
     ///
     /// let schema = Value::Object(Object::from_iter([("type", Value::from("object"))]));
     /// let tool = Tool::new("fetch_url", "Fetch a URL and extract readable content", schema);
-    /// assert_eq!(tool.to_value()["inputSchema"]["type"], Value::from("object"));
+    /// assert_eq!(Value::from(tool)["inputSchema"]["type"], Value::from("object"));
     /// ```
     pub fn new(
         name: impl Into<String>,

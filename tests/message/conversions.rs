@@ -33,10 +33,10 @@ fn fetch_url_schema() -> Value {
 fn initialize_params_example() {
     let v = json!({ "version": "0.1.0", "cwd": "/home/user/project" });
     assert_eq!(
-        InitializeParams::from_value(v.clone()),
+        InitializeParams::from_value(&v.clone()),
         Ok(InitializeParams::new("/home/user/project"))
     );
-    assert_eq!(InitializeParams::new("/home/user/project").to_value(), v);
+    assert_eq!(Value::from(InitializeParams::new("/home/user/project")), v);
     assert_eq!(InitializeParams::new("x").version, PROTOCOL_VERSION);
 }
 
@@ -61,23 +61,23 @@ fn initialize_result_example() {
         )],
     };
     assert_eq!(
-        InitializeResult::from_value(v.clone()),
+        InitializeResult::from_value(&v.clone()),
         Ok(expected.clone())
     );
-    assert_eq!(expected.to_value(), v);
-    assert_eq!(expected.into_value(), v);
+    assert_eq!(Value::from(expected.clone()), v);
+    assert_eq!(Value::from(expected), v);
 }
 
 #[test]
 fn execute_example() {
     let v = json!({ "toolName": "fetch_url", "input": { "url": "https://example.com" } });
     let expected = ExecuteParams::new("fetch_url", json!({ "url": "https://example.com" }));
-    assert_eq!(ExecuteParams::from_value(v.clone()), Ok(expected.clone()));
-    assert_eq!(expected.to_value(), v);
+    assert_eq!(ExecuteParams::from_value(&v.clone()), Ok(expected.clone()));
+    assert_eq!(Value::from(expected.clone()), v);
 
     let v = json!({ "toolName": "read", "input": { "path": "foo.ts" } });
     assert_eq!(
-        ExecuteParams::from_value(v),
+        ExecuteParams::from_value(&v),
         Ok(ExecuteParams::new("read", json!({ "path": "foo.ts" })))
     );
 }
@@ -87,20 +87,20 @@ fn tool_result_example() {
     let text = "# Example Domain\n\nThis domain is for documentation...";
     let v = json!({ "content": [{ "type": "text", "text": text }], "isError": false });
     assert_eq!(
-        ToolResult::from_value(v.clone()),
+        ToolResult::from_value(&v.clone()),
         Ok(ToolResult::text(text))
     );
-    assert_eq!(ToolResult::text(text).to_value(), v);
+    assert_eq!(Value::from(ToolResult::text(text)), v);
     let failed = json!({ "content": [{ "type": "text", "text": "boom" }], "isError": true });
-    assert_eq!(ToolResult::error_text("boom").to_value(), failed);
+    assert_eq!(Value::from(ToolResult::error_text("boom")), failed);
 }
 
 #[test]
 fn progress_examples() {
     for message in ["Downloading... 50%", "Parsing HTML...", "Done"] {
         let v = json!({ "message": message });
-        assert_eq!(Progress::from_value(v.clone()), Ok(Progress::new(message)));
-        assert_eq!(Progress::new(message).to_value(), v);
+        assert_eq!(Progress::from_value(&v.clone()), Ok(Progress::new(message)));
+        assert_eq!(Value::from(Progress::new(message)), v);
     }
 }
 
@@ -135,9 +135,9 @@ fn content_type_examples() {
         ),
     ];
     for (v, expected) in cases {
-        assert_eq!(Content::from_value(v.clone()), Ok(expected.clone()));
+        assert_eq!(Content::from_value(&v.clone()), Ok(expected.clone()));
         assert_eq!(
-            expected.to_value(),
+            Value::from(expected.clone()),
             v,
             "written back member for member, in order"
         );
@@ -150,11 +150,11 @@ fn content_type_examples() {
 fn unknown_members_are_ignored() {
     let v = json!({ "version": "0.1.0", "cwd": "/p", "extra": [1, 2], "capabilities": {} });
     assert_eq!(
-        InitializeParams::from_value(v),
+        InitializeParams::from_value(&v),
         Ok(InitializeParams::new("/p"))
     );
     let v = json!({ "type": "text", "text": "hi", "annotations": { "audience": ["user"] } });
-    assert_eq!(Content::from_value(v), Ok(Content::text("hi")));
+    assert_eq!(Content::from_value(&v), Ok(Content::text("hi")));
 }
 
 #[test]
@@ -163,7 +163,7 @@ fn repeated_member_last_wins() {
     o.push("toolName", json!("first"));
     o.push("input", json!(1));
     o.push("toolName", json!("second"));
-    let p = ExecuteParams::from_value(Value::Object(o)).unwrap();
+    let p = ExecuteParams::from_value(&Value::Object(o)).unwrap();
     assert_eq!(p.tool_name, "second");
     assert_eq!(p.input, json!(1));
 }
@@ -172,23 +172,23 @@ fn repeated_member_last_wins() {
 fn is_error_absent_or_null_means_false() {
     let v = json!({ "content": [] });
     assert_eq!(
-        ToolResult::from_value(v),
+        ToolResult::from_value(&v),
         Ok(ToolResult {
             content: vec![],
             is_error: false
         })
     );
     let v = json!({ "content": [], "isError": null });
-    assert_eq!(ToolResult::from_value(v).map(|r| r.is_error), Ok(false));
+    assert_eq!(ToolResult::from_value(&v).map(|r| r.is_error), Ok(false));
     let v = json!({ "content": [], "isError": true });
-    assert_eq!(ToolResult::from_value(v).map(|r| r.is_error), Ok(true));
+    assert_eq!(ToolResult::from_value(&v).map(|r| r.is_error), Ok(true));
 }
 
 #[test]
 fn null_optional_members_read_as_absent() {
     let v = json!({ "name": "t", "description": null, "inputSchema": null });
     assert_eq!(
-        Tool::from_value(v),
+        Tool::from_value(&v),
         Ok(Tool {
             name: "t".into(),
             description: None,
@@ -197,7 +197,7 @@ fn null_optional_members_read_as_absent() {
     );
     let v = json!({ "type": "file", "path": "/f", "size": null, "mimeType": null });
     assert_eq!(
-        Content::from_value(v),
+        Content::from_value(&v),
         Ok(Content::File {
             path: "/f".into(),
             size: None,
@@ -213,13 +213,13 @@ fn absent_optional_members_are_not_written() {
         description: None,
         input_schema: None,
     };
-    assert_eq!(tool.to_value(), json!({ "name": "t" }));
+    assert_eq!(Value::from(tool.clone()), json!({ "name": "t" }));
     let image = Content::ImagePath {
         path: "/i.png".into(),
         mime_type: None,
     };
     assert_eq!(
-        image.to_value(),
+        Value::from(image.clone()),
         json!({ "type": "image", "path": "/i.png" })
     );
     let file = Content::File {
@@ -227,14 +227,17 @@ fn absent_optional_members_are_not_written() {
         size: None,
         mime_type: None,
     };
-    assert_eq!(file.to_value(), json!({ "type": "file", "path": "/f" }));
+    assert_eq!(
+        Value::from(file.clone()),
+        json!({ "type": "file", "path": "/f" })
+    );
 }
 
 #[test]
 fn boolean_input_schema_is_accepted() {
     let v = json!({ "name": "t", "inputSchema": true });
     assert_eq!(
-        Tool::from_value(v).map(|t| t.input_schema),
+        Tool::from_value(&v).map(|t| t.input_schema),
         Ok(Some(Value::Bool(true)))
     );
 }
@@ -244,7 +247,7 @@ fn execute_input_may_be_any_value() {
     for input in [json!(null), json!([1, 2]), json!("text"), json!({})] {
         let v = json!({ "toolName": "t", "input": (input.clone()) });
         assert_eq!(
-            ExecuteParams::from_value(v),
+            ExecuteParams::from_value(&v),
             Ok(ExecuteParams::new("t", input))
         );
     }
@@ -265,10 +268,10 @@ fn progress_ids() {
     for (id, expected) in cases {
         let v = json!({ "message": "m", "id": (id.clone()) });
         assert_eq!(
-            Progress::from_value(v.clone()),
+            Progress::from_value(&v.clone()),
             Ok(Progress::for_request(expected.clone(), "m"))
         );
-        assert_eq!(Progress::for_request(expected, "m").to_value(), v);
+        assert_eq!(Value::from(Progress::for_request(expected, "m")), v);
     }
 }
 
@@ -277,10 +280,10 @@ fn progress_ids() {
 #[test]
 fn unknown_content_type_is_kept_whole() {
     let v = json!({ "type": "audio", "data": "UklGRg==", "mimeType": "audio/wav", "extra": [1, { "a": null }] });
-    let content = Content::from_value(v.clone()).unwrap();
+    let content = Content::from_value(&v.clone()).unwrap();
     assert_eq!(content, Content::Unknown(object(v.clone())));
     assert_eq!(content.kind(), Some("audio"));
-    assert_eq!(content.to_value(), v);
+    assert_eq!(Value::from(content.clone()), v);
 }
 
 #[test]
@@ -303,9 +306,9 @@ fn content_whose_members_do_not_fit_is_kept_whole() {
         json!({ "type": "file", "path": "/f", "mimeType": [] }),
     ];
     for v in misfits {
-        let content = Content::from_value(v.clone()).unwrap();
+        let content = Content::from_value(&v.clone()).unwrap();
         assert_eq!(content, Content::Unknown(object(v.clone())), "{v:?}");
-        assert_eq!(content.to_value(), v);
+        assert_eq!(Value::from(content.clone()), v);
     }
 }
 
@@ -313,7 +316,7 @@ fn content_whose_members_do_not_fit_is_kept_whole() {
 fn image_with_data_ignores_path() {
     let v = json!({ "type": "image", "path": "/p.png", "data": "AAAA", "mimeType": "image/png" });
     assert_eq!(
-        Content::from_value(v),
+        Content::from_value(&v),
         Ok(Content::ImageData {
             mime_type: "image/png".into(),
             data: "AAAA".into()
@@ -357,57 +360,57 @@ fn assert_error<T: std::fmt::Debug>(
 #[test]
 fn root_must_be_an_object() {
     assert_error(
-        InitializeParams::from_value(json!([])),
+        InitializeParams::from_value(&json!([])),
         "",
         "an object",
         "array",
     );
     assert_error(
-        InitializeResult::from_value(json!(null)),
+        InitializeResult::from_value(&json!(null)),
         "",
         "an object",
         "null",
     );
-    assert_error(Tool::from_value(json!("t")), "", "an object", "string");
-    assert_error(ToolList::from_value(json!(1)), "", "an object", "number");
+    assert_error(Tool::from_value(&json!("t")), "", "an object", "string");
+    assert_error(ToolList::from_value(&json!(1)), "", "an object", "number");
     assert_error(
-        ExecuteParams::from_value(json!(true)),
+        ExecuteParams::from_value(&json!(true)),
         "",
         "an object",
         "boolean",
     );
-    assert_error(ToolResult::from_value(json!([])), "", "an object", "array");
+    assert_error(ToolResult::from_value(&json!([])), "", "an object", "array");
     assert_error(
-        Content::from_value(json!("text")),
+        Content::from_value(&json!("text")),
         "",
         "an object",
         "string",
     );
-    assert_error(Progress::from_value(json!(null)), "", "an object", "null");
+    assert_error(Progress::from_value(&json!(null)), "", "an object", "null");
 }
 
 #[test]
 fn initialize_params_errors() {
     assert_error(
-        InitializeParams::from_value(json!({ "cwd": "/" })),
+        InitializeParams::from_value(&json!({ "cwd": "/" })),
         "version",
         "a string",
         "missing",
     );
     assert_error(
-        InitializeParams::from_value(json!({ "version": 1, "cwd": "/" })),
+        InitializeParams::from_value(&json!({ "version": 1, "cwd": "/" })),
         "version",
         "a string",
         "number",
     );
     assert_error(
-        InitializeParams::from_value(json!({ "version": "0.1.0" })),
+        InitializeParams::from_value(&json!({ "version": "0.1.0" })),
         "cwd",
         "a string",
         "missing",
     );
     assert_error(
-        InitializeParams::from_value(json!({ "version": "0.1.0", "cwd": null })),
+        InitializeParams::from_value(&json!({ "version": "0.1.0", "cwd": null })),
         "cwd",
         "a string",
         "null",
@@ -416,7 +419,7 @@ fn initialize_params_errors() {
 
 #[test]
 fn initialize_result_errors() {
-    let r = |v| InitializeResult::from_value(v);
+    let r = |v| InitializeResult::from_value(&v);
     assert_error(
         r(json!({ "version": "1", "tools": [] })),
         "name",
@@ -475,19 +478,19 @@ fn initialize_result_errors() {
 #[test]
 fn tool_list_errors() {
     assert_error(
-        ToolList::from_value(json!({})),
+        ToolList::from_value(&json!({})),
         "tools",
         "an array",
         "missing",
     );
     assert_error(
-        ToolList::from_value(json!({ "tools": [{ "name": 1 }] })),
+        ToolList::from_value(&json!({ "tools": [{ "name": 1 }] })),
         "tools[0].name",
         "a string",
         "number",
     );
     assert_error(
-        ToolList::from_value(json!({ "tools": [{ "name": "a", "inputSchema": 1 }] })),
+        ToolList::from_value(&json!({ "tools": [{ "name": "a", "inputSchema": 1 }] })),
         "tools[0].inputSchema",
         "a JSON Schema (an object or a boolean)",
         "number",
@@ -497,19 +500,19 @@ fn tool_list_errors() {
 #[test]
 fn execute_params_errors() {
     assert_error(
-        ExecuteParams::from_value(json!({ "input": {} })),
+        ExecuteParams::from_value(&json!({ "input": {} })),
         "toolName",
         "a string",
         "missing",
     );
     assert_error(
-        ExecuteParams::from_value(json!({ "toolName": 3, "input": {} })),
+        ExecuteParams::from_value(&json!({ "toolName": 3, "input": {} })),
         "toolName",
         "a string",
         "number",
     );
     assert_error(
-        ExecuteParams::from_value(json!({ "toolName": "t" })),
+        ExecuteParams::from_value(&json!({ "toolName": "t" })),
         "input",
         "a JSON value",
         "missing",
@@ -519,31 +522,31 @@ fn execute_params_errors() {
 #[test]
 fn tool_result_errors() {
     assert_error(
-        ToolResult::from_value(json!({ "isError": false })),
+        ToolResult::from_value(&json!({ "isError": false })),
         "content",
         "an array",
         "missing",
     );
     assert_error(
-        ToolResult::from_value(json!({ "content": "text" })),
+        ToolResult::from_value(&json!({ "content": "text" })),
         "content",
         "an array",
         "string",
     );
     assert_error(
-        ToolResult::from_value(json!({ "content": [{ "type": "text", "text": "a" }, "b"] })),
+        ToolResult::from_value(&json!({ "content": [{ "type": "text", "text": "a" }, "b"] })),
         "content[1]",
         "an object",
         "string",
     );
     assert_error(
-        ToolResult::from_value(json!({ "content": [], "isError": "yes" })),
+        ToolResult::from_value(&json!({ "content": [], "isError": "yes" })),
         "isError",
         "a boolean",
         "string",
     );
     assert_error(
-        ToolResult::from_value(json!({ "content": [], "isError": 0 })),
+        ToolResult::from_value(&json!({ "content": [], "isError": 0 })),
         "isError",
         "a boolean",
         "number",
@@ -554,37 +557,37 @@ fn tool_result_errors() {
 fn progress_errors() {
     let any_id = "a string, an integer or null";
     assert_error(
-        Progress::from_value(json!({})),
+        Progress::from_value(&json!({})),
         "message",
         "a string",
         "missing",
     );
     assert_error(
-        Progress::from_value(json!({ "message": null })),
+        Progress::from_value(&json!({ "message": null })),
         "message",
         "a string",
         "null",
     );
     assert_error(
-        Progress::from_value(json!({ "message": "m", "id": (num("1.5")) })),
+        Progress::from_value(&json!({ "message": "m", "id": (num("1.5")) })),
         "id",
         any_id,
         "number",
     );
     assert_error(
-        Progress::from_value(json!({ "message": "m", "id": (num("1e2")) })),
+        Progress::from_value(&json!({ "message": "m", "id": (num("1e2")) })),
         "id",
         any_id,
         "number",
     );
     assert_error(
-        Progress::from_value(json!({ "message": "m", "id": true })),
+        Progress::from_value(&json!({ "message": "m", "id": true })),
         "id",
         any_id,
         "boolean",
     );
     assert_error(
-        Progress::from_value(json!({ "message": "m", "id": [1] })),
+        Progress::from_value(&json!({ "message": "m", "id": [1] })),
         "id",
         any_id,
         "array",
@@ -594,16 +597,16 @@ fn progress_errors() {
 #[test]
 fn field_error_display() {
     let e = InitializeResult::from_value(
-        json!({ "name": "n", "version": "1", "tools": [{ "name": "a", "inputSchema": "x" }] }),
+        &json!({ "name": "n", "version": "1", "tools": [{ "name": "a", "inputSchema": "x" }] }),
     )
     .unwrap_err();
     assert_eq!(
         e.to_string(),
         "tools[0].inputSchema: expected a JSON Schema (an object or a boolean), found string"
     );
-    let e = ExecuteParams::from_value(json!({ "input": 1 })).unwrap_err();
+    let e = ExecuteParams::from_value(&json!({ "input": 1 })).unwrap_err();
     assert_eq!(e.to_string(), "toolName: missing, expected a string");
-    let e = Progress::from_value(json!([])).unwrap_err();
+    let e = Progress::from_value(&json!([])).unwrap_err();
     assert_eq!(e.to_string(), "expected an object, found array");
     let boxed: Box<dyn std::error::Error> = Box::new(e);
     assert_eq!(boxed.to_string(), "expected an object, found array");
@@ -612,9 +615,9 @@ fn field_error_display() {
 #[test]
 fn standard_conversions() {
     let v = json!({ "toolName": "t", "input": {} });
-    let p = ExecuteParams::try_from(v.clone()).unwrap();
+    let p = ExecuteParams::try_from(&v).unwrap();
     assert_eq!(Value::from(p), v);
-    let bad: Result<ToolList, _> = json!({}).try_into();
+    let bad: Result<ToolList, _> = (&json!({})).try_into();
     assert!(bad.unwrap_err().is_missing());
 }
 
@@ -647,14 +650,14 @@ fn tool_result_error_is_a_tool_level_failure_with_the_items_given() {
     let result = ToolResult::error(items.clone());
     assert!(result.is_error);
     assert_eq!(result.content, items);
-    let value = result.to_value();
+    let value = Value::from(result.clone());
     assert_eq!(value["isError"], Value::Bool(true));
     assert_eq!(
         value["content"][1]["text"],
         Value::from("searched: ./, ./docs")
     );
     // Read back, it is the same failure; with one text item it is `error_text`.
-    assert_eq!(ToolResult::from_value(value), Ok(result));
+    assert_eq!(ToolResult::from_value(&value), Ok(result));
     assert_eq!(
         ToolResult::error([Content::text("x")]),
         ToolResult::error_text("x")

@@ -118,48 +118,47 @@ proptest! {
     #[test]
     fn initialize_params(version in text(), cwd in text()) {
         let x = InitializeParams { version, cwd };
-        prop_assert_eq!(InitializeParams::from_value(x.to_value()), Ok(x.clone()));
-        prop_assert_eq!(InitializeParams::from_value(x.clone().into_value()), Ok(x));
+        prop_assert_eq!(InitializeParams::from_value(&Value::from(x.clone())), Ok(x));
     }
 
     #[test]
     fn initialize_result(name in text(), version in text(), tools in prop::collection::vec(tool(), 0..4)) {
         let x = InitializeResult { name, version, tools };
-        prop_assert_eq!(InitializeResult::from_value(x.to_value()), Ok(x));
+        prop_assert_eq!(InitializeResult::from_value(&Value::from(x.clone())), Ok(x));
     }
 
     #[test]
     fn tool_list(tools in prop::collection::vec(tool(), 0..4)) {
         let x = ToolList { tools };
-        prop_assert_eq!(ToolList::from_value(x.to_value()), Ok(x));
+        prop_assert_eq!(ToolList::from_value(&Value::from(x.clone())), Ok(x));
     }
 
     #[test]
     fn tool_descriptor(x in tool()) {
-        prop_assert_eq!(Tool::from_value(x.to_value()), Ok(x));
+        prop_assert_eq!(Tool::from_value(&Value::from(x.clone())), Ok(x));
     }
 
     #[test]
     fn execute_params(tool_name in text(), input in value()) {
         let x = ExecuteParams { tool_name: tool_name.into(), input };
-        prop_assert_eq!(ExecuteParams::from_value(x.to_value()), Ok(x));
+        prop_assert_eq!(ExecuteParams::from_value(&Value::from(x.clone())), Ok(x));
     }
 
     #[test]
     fn tool_result(content in prop::collection::vec(content(), 0..5), is_error in any::<bool>()) {
         let x = ToolResult { content, is_error };
-        prop_assert_eq!(ToolResult::from_value(x.to_value()), Ok(x));
+        prop_assert_eq!(ToolResult::from_value(&Value::from(x.clone())), Ok(x));
     }
 
     #[test]
     fn content_item(x in content()) {
-        prop_assert_eq!(Content::from_value(x.to_value()), Ok(x));
+        prop_assert_eq!(Content::from_value(&Value::from(x.clone())), Ok(x));
     }
 
     #[test]
     fn progress(message in text(), id in proptest::option::of(id())) {
         let x = Progress { message, id };
-        prop_assert_eq!(Progress::from_value(x.to_value()), Ok(x));
+        prop_assert_eq!(Progress::from_value(&Value::from(x.clone())), Ok(x));
     }
 
     /// Written to bytes and parsed again, a message reads back the same.
@@ -171,11 +170,11 @@ proptest! {
     ) {
         let wire = |v: Value| json::parse(&json::to_vec(&v)).expect("written JSON parses");
         let result = ToolResult { content: result.0, is_error: result.1 };
-        prop_assert_eq!(ToolResult::from_value(wire(result.to_value())), Ok(result));
+        prop_assert_eq!(ToolResult::from_value(&wire(Value::from(result.clone()))), Ok(result));
         let list = ToolList { tools };
-        prop_assert_eq!(ToolList::from_value(wire(list.to_value())), Ok(list));
+        prop_assert_eq!(ToolList::from_value(&wire(Value::from(list.clone()))), Ok(list));
         let progress = Progress { message: progress.0, id: progress.1 };
-        prop_assert_eq!(Progress::from_value(wire(progress.to_value())), Ok(progress));
+        prop_assert_eq!(Progress::from_value(&wire(Value::from(progress.clone()))), Ok(progress));
     }
 
     /// Read straight from JSON text (as the endpoints read), every type reads as it
@@ -189,7 +188,7 @@ proptest! {
         prop_assert_eq!(raw.as_str(), text.as_str());
         macro_rules! check {
             ($($t:ident),*) => {$(
-                prop_assert_eq!($t::from_raw(raw), $t::from_value(v.clone()));
+                prop_assert_eq!($t::from_raw(raw), $t::from_value(&v.clone()));
             )*};
         }
         check!(InitializeParams, InitializeResult, Tool, ToolList, ExecuteParams, ToolResult, Content, Progress);
@@ -201,8 +200,8 @@ proptest! {
     fn reading_never_panics(v in value()) {
         macro_rules! check {
             ($($t:ident),*) => {$(
-                if let Ok(x) = $t::from_value(v.clone()) {
-                    prop_assert_eq!($t::from_value(x.to_value()), Ok(x));
+                if let Ok(x) = $t::from_value(&v.clone()) {
+                    prop_assert_eq!($t::from_value(&Value::from(x.clone())), Ok(x));
                 }
             )*};
         }
@@ -227,7 +226,7 @@ proptest! {
                 let x = $x;
                 let mut written = b"[".to_vec();
                 x.write_json(&mut written);
-                prop_assert_eq!(&written[1..], &json::to_vec(&x.to_value())[..]);
+                prop_assert_eq!(&written[1..], &json::to_vec(&Value::from(x.clone()))[..]);
             )*};
         }
         let (name, version, tools) = tools;

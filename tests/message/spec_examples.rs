@@ -24,11 +24,11 @@ fn member(message: &str, name: &str) -> Value {
 /// Reads `value` as `T` and compares it with `expected`; writes `expected` and
 /// compares the bytes with `value`'s.
 #[track_caller]
-fn example<T>(value: Value, read: fn(Value) -> Result<T, FieldError>, expected: T)
+fn example<T>(value: Value, read: fn(&Value) -> Result<T, FieldError>, expected: T)
 where
     T: std::fmt::Debug + PartialEq + Clone + Into<Value>,
 {
-    assert_eq!(read(value.clone()), Ok(expected.clone()));
+    assert_eq!(read(&value), Ok(expected.clone()));
     let written = json::to_vec(&expected.into());
     assert_eq!(
         String::from_utf8_lossy(&written),

@@ -46,7 +46,7 @@ pub(crate) fn tools(words: &[String]) -> Status {
         }
     };
     if options.json {
-        print_json(&info.to_value());
+        print_json(&Value::from(info.clone()));
     } else {
         outln!("{} {}: {} tools", info.name, info.version, info.tools.len());
         for tool in &info.tools {
@@ -188,7 +188,7 @@ fn refused(error: &UsageError, tool_name: &str) -> Failure {
 /// one line. The status says whether the tool reported an error.
 pub(crate) fn print_result(result: &ToolResult, json: bool) -> Status {
     if json {
-        print_json(&result.to_value());
+        print_json(&Value::from(result.clone()));
     } else {
         for content in &result.content {
             let text = connect::describe_content(content);
@@ -412,7 +412,7 @@ pub(crate) fn print_session_line(
         object.push("tool", Value::from(tool));
     }
     match outcome {
-        Ok(result) => object.push("result", result.into_value()),
+        Ok(result) => object.push("result", Value::from(result)),
         Err(failure) => {
             eprintln!("dhara: line {line}: {}", failure.message);
             object.push("error", failure.json);

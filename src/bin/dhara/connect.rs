@@ -155,7 +155,7 @@ pub(crate) fn describe_content(content: &Content) -> String {
         other => format!(
             "[{} content: {}]",
             other.kind().unwrap_or("unknown"),
-            other.to_value()
+            Value::from(other.clone())
         ),
     }
 }

@@ -412,7 +412,7 @@ impl Session {
             object.push("tool", Value::from(tool));
         }
         match outcome {
-            Ok(result) => object.push("result", result.into_value()),
+            Ok(result) => object.push("result", Value::from(result)),
             Err(failure) => {
                 eprintln!("tokio-host: line {line}: {}", failure.message);
                 object.push("error", failure.json);

@@ -134,7 +134,7 @@ pub extern "C" fn core_initialize(len: u32, now_ms: f64) -> u32 {
 pub extern "C" fn core_execute(len: u32, timeout_ms: u32, now_ms: f64) -> u32 {
     with_host(|host| {
         let params = match json::parse(host.input(len)) {
-            Ok(value) => ExecuteParams::from_value(value),
+            Ok(value) => ExecuteParams::from_value(&value),
             Err(e) => return host.refuse(e),
         };
         let params = match params {
@@ -246,9 +246,9 @@ fn event_json(event: Event) -> Value {
     let members: Vec<(&str, Value)> = match event {
         Event::CallEnded { call, result } => {
             let outcome = match result {
-                Ok(Reply::Initialized(info)) => ("initialized", info.into_value()),
+                Ok(Reply::Initialized(info)) => ("initialized", Value::from(info)),
                 Ok(Reply::Tools(list)) => ("tools", tool_names(&list.tools)),
-                Ok(Reply::Executed(result)) => ("executed", result.into_value()),
+                Ok(Reply::Executed(result)) => ("executed", Value::from(result)),
                 Ok(other) => ("reply", Value::from(format!("{other:?}"))),
                 Err(error) => ("error", call_error_json(&error)),
             };

@@ -80,7 +80,7 @@ impl Probe {
         match self {
             Probe::ListTools => ext.send_request(id, method::TOOLS_LIST, None),
             Probe::Execute(tool, input) => {
-                let params = ExecuteParams::new(tool.as_str(), input.clone()).into_value();
+                let params = Value::from(ExecuteParams::new(tool.as_str(), input.clone()));
                 ext.send_request(id, method::TOOLS_EXECUTE, Some(&params))
             }
         }
@@ -587,7 +587,7 @@ impl Run<'_> {
         }
         self.expect_error("unknown tool", ErrorCode::INVALID_PARAMS, |ext, id| {
             let params = ExecuteParams::new(unknown_tool.as_str(), Value::Object(Object::new()));
-            ext.send_request(id, method::TOOLS_EXECUTE, Some(&params.into_value()))
+            ext.send_request(id, method::TOOLS_EXECUTE, Some(&Value::from(params)))
         });
 
         let required = self.tools.iter().find_map(|t| {
@@ -608,7 +608,7 @@ impl Run<'_> {
                 let note = format!("{tool} without {missing:?}: ");
                 self.expect_error_noted(check, ErrorCode::INVALID_PARAMS, &note, |ext, id| {
                     let params = ExecuteParams::new(tool.as_str(), Value::Object(Object::new()));
-                    ext.send_request(id, method::TOOLS_EXECUTE, Some(&params.into_value()))
+                    ext.send_request(id, method::TOOLS_EXECUTE, Some(&Value::from(params)))
                 });
             }
         }
@@ -863,7 +863,7 @@ fn no_probe() -> &'static str {
 /// Sends `initialize` with a new id and waits (`--timeout`) for its result.
 fn initialize(ext: &mut Process, settings: &Settings) -> Result<Value, String> {
     let id = ext.new_id();
-    let params = InitializeParams::new(settings.cwd.to_string_lossy()).into_value();
+    let params = Value::from(InitializeParams::new(settings.cwd.to_string_lossy()));
     ext.send_request(id.clone(), method::INITIALIZE, Some(&params))?;
     match ext.next_reply(settings.timeout) {
         Reply::Response(response) if response.id == id => match response.outcome {

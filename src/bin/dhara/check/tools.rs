@@ -213,7 +213,7 @@ pub(super) fn call_row(
 ) -> (Row, CallEnd) {
     let check = format!("call {tool}");
     let id = ext.new_id();
-    let params = ExecuteParams::new(tool, input.clone()).into_value();
+    let params = Value::from(ExecuteParams::new(tool, input.clone()));
     let _ = ext.take_progress();
     let started = Instant::now();
     if let Err(e) = ext.send_request(id.clone(), method::TOOLS_EXECUTE, Some(&params)) {
@@ -303,7 +303,7 @@ fn timed_out(ext: &mut Process, id: &Id, wait: Duration) -> String {
 /// A `tools/execute` result as the Core reads it: FAIL when it cannot read it, WARN
 /// for what it reads with a default or keeps without understanding.
 fn judge_result(result: &Value) -> (Status, String) {
-    let read = match ToolResult::from_value(result.clone()) {
+    let read = match ToolResult::from_value(result) {
         Ok(read) => read,
         Err(e) => {
             let text = shown(&json::to_vec(result));
@@ -341,7 +341,7 @@ fn judge_result(result: &Value) -> (Status, String) {
 fn judge_progress(progress: &[Value], id: &Id) -> Vec<String> {
     let mut problems = Vec::new();
     for params in progress {
-        match Progress::from_value(params.clone()) {
+        match Progress::from_value(params) {
             Err(e) => problems.push(format!(
                 "a progress notification the Core cannot read ({e}): {}",
                 shown(&json::to_vec(params))
