@@ -1,6 +1,7 @@
 //! The types of `tools/execute`: its params, its result, and the result's content
 //! items.
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -9,7 +10,7 @@ use super::fields::{
     A_STRING, AN_ARRAY, AN_OBJECT, FieldError, ObjectWriter, Read, Slot, VALUE_TEXT, mistyped,
     object, read_flag, read_list, read_members, read_str,
 };
-use crate::json::{self, Name, Object, Reader, Str, Value};
+use crate::json::{self, Name, Object, Reader, Value};
 
 /// Params of `tools/execute`.
 #[derive(Clone, Debug, PartialEq)]
@@ -218,7 +219,7 @@ impl Content {
         let start = r.offset();
         let mut item = Item::default();
         r.begin_object()?;
-        while let Some(name) = r.next_known_member(&Item::NAMES)? {
+        while let Some(name) = r.next_known_member(&ITEM_MEMBERS)? {
             let slot = match name {
                 Name::Known(0) => {
                     item.kind = Some(Kind::read(r)?);
@@ -319,12 +320,10 @@ impl Content {
 }
 
 /// What a content item's member held, as far as fitting it to a typed variant
-/// needs.
-enum Seen {
+/// needs: strings borrowed from the text when they hold no escape.
+enum Seen<'a> {
     Null,
-    /// A string, inline when short (most texts a tool returns are not, but `"ok"`
-    /// and MIME types are).
-    String(Str),
+    String(Cow<'a, str>),
     /// A number that is a `u64`.
     U64(u64),
     /// Anything else.
@@ -356,10 +355,10 @@ impl Kind {
     }
 }
 
-impl Seen {
-    fn read(r: &mut Reader<'_>) -> Result<Seen, json::Error> {
+impl<'a> Seen<'a> {
+    fn read(r: &mut Reader<'a>) -> Result<Seen<'a>, json::Error> {
         Ok(match r.peek() {
-            Some(b'"') => Seen::String(r.read_inline_str()?),
+            Some(b'"') => Seen::String(r.read_str()?.0),
             Some(b'n') => {
                 r.skip_value()?;
                 Seen::Null
@@ -373,36 +372,36 @@ impl Seen {
     }
 }
 
+/// The members of a content item read, in the order of [`Item`]'s fields.
+const ITEM_MEMBERS: [&str; 6] = ["type", "text", "data", "mimeType", "path", "size"];
+
 /// The members of a content item that decide its variant (the last of each when
 /// repeated); `None` when absent.
 #[derive(Default)]
-struct Item {
+struct Item<'a> {
     /// `Some(None)` for a `type` that is not a known one.
     kind: Option<Option<Kind>>,
-    text: Option<Seen>,
-    data: Option<Seen>,
-    mime_type: Option<Seen>,
-    path: Option<Seen>,
-    size: Option<Seen>,
+    text: Option<Seen<'a>>,
+    data: Option<Seen<'a>>,
+    mime_type: Option<Seen<'a>>,
+    path: Option<Seen<'a>>,
+    size: Option<Seen<'a>>,
 }
 
-impl Item {
-    /// The members read, in the order of the fields above.
-    const NAMES: [&str; 6] = ["type", "text", "data", "mimeType", "path", "size"];
-
+impl Item<'_> {
     /// The typed variant for an item whose `type` and members fit one; `None` for
     /// every other item.
     fn fit(self) -> Option<Content> {
-        fn string(seen: Option<Seen>) -> Option<String> {
+        fn string(seen: Option<Seen<'_>>) -> Option<String> {
             match seen {
-                Some(Seen::String(s)) => Some(s.into_string()),
+                Some(Seen::String(s)) => Some(s.into_owned()),
                 _ => None,
             }
         }
-        fn optional_string(seen: Option<Seen>) -> Option<Option<String>> {
+        fn optional_string(seen: Option<Seen<'_>>) -> Option<Option<String>> {
             match seen {
                 None | Some(Seen::Null) => Some(None),
-                Some(Seen::String(s)) => Some(Some(s.into_string())),
+                Some(Seen::String(s)) => Some(Some(s.into_owned())),
                 _ => None,
             }
         }
@@ -420,7 +419,7 @@ impl Item {
         let content = match kind {
             Kind::Text => Content::Text {
                 text: match text {
-                    Some(Seen::String(s)) => Text::from_json(s),
+                    Some(Seen::String(s)) => Text::from(s),
                     _ => return None,
                 },
             },
