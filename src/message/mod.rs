@@ -19,7 +19,7 @@
 //! with a [`json::Reader`], building no tree except for the members that are JSON
 //! values themselves (a tool's `input` and `inputSchema`, a content item of an
 //! unknown type): the endpoints read what they receive this way, from
-//! [`rpc::decode_view`]'s payloads. `from_value` (and `TryFrom<&Value>`) applies
+//! [`rpc::decode_view`](crate::rpc::decode_view)'s payloads. `from_value` (and `TryFrom<&Value>`) applies
 //! the very same rules to a [`Value`] (it reads the value's text). Out, each type
 //! converts into a [`Value`] (`From<_> for Value`), and `write_json` appends the
 //! same JSON text as writing that value would, straight into a buffer without
@@ -28,9 +28,9 @@
 //! Reading is exact where the protocol is exact and lenient where it is silent:
 //!
 //! * Members the protocol does not name are ignored. A repeated member counts once,
-//!   with its last value (as [`Object::get`] does).
+//!   with its last value (as [`Object::get`](crate::json::Object::get) does).
 //! * An optional member that is `null` reads as absent (`None`). The exception is
-//!   `progress`'s `id`, where `null` is a valid request id ([`Id::Null`]); an `id`
+//!   `progress`'s `id`, where `null` is a valid request id ([`Id::Null`](crate::rpc::Id::Null)); an `id`
 //!   that is a number must be an integer.
 //! * `isError` absent (or `null`) reads as `false`.
 //! * `inputSchema`, when present, must be an object or a boolean (both are JSON
