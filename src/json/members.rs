@@ -96,8 +96,11 @@ impl<'a> Reader<'a> {
         let first = quote + 1;
         for (index, name) in known.iter().enumerate() {
             debug_assert!(!name.contains(['"', '\\']), "{name}");
+            // The closing quote and the `:` first, one byte each: most names that
+            // differ stop there.
             let end = first + name.len();
-            if input.get(end..end + 2) == Some(&b"\":"[..])
+            if input.get(end) == Some(&b'"')
+                && input.get(end + 1) == Some(&b':')
                 && input
                     .get(first..end)
                     .is_some_and(|text| same_bytes(text, name.as_bytes()))
