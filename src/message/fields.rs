@@ -2,6 +2,7 @@
 //! member types the protocol uses (strings, flags, ids, lists), the member loop, and
 //! the object writer.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -24,41 +25,53 @@ use crate::rpc::Id;
 /// assert_eq!(err.path(), "toolName");
 /// assert_eq!(err.to_string(), "toolName: missing, expected a string");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct FieldError {
+    // Boxed: a reading result that may hold the error stays small to move, and
+    // the error is the rare case.
+    details: Box<Details>,
+}
+
+#[derive(Clone, PartialEq, Eq)]
+struct Details {
     path: String,
     expected: &'static str,
     found: Option<&'static str>,
 }
 
 impl FieldError {
-    pub(super) fn missing(expected: &'static str) -> FieldError {
+    /// `expected` was not there: `found` names the JSON type of what was, `None`
+    /// for nothing.
+    pub(super) fn new(expected: &'static str, found: Option<&'static str>) -> FieldError {
         FieldError {
-            path: String::new(),
-            expected,
-            found: None,
+            details: Box::new(Details {
+                path: String::new(),
+                expected,
+                found,
+            }),
         }
+    }
+
+    pub(super) fn missing(expected: &'static str) -> FieldError {
+        FieldError::new(expected, None)
     }
 
     /// Text that is not JSON where a value was expected. A checked
     /// [`RawValue`] never gives this.
     pub(super) fn not_json(_: json::Error) -> FieldError {
-        FieldError {
-            path: String::new(),
-            expected: "JSON text",
-            found: Some("text that is not JSON"),
-        }
+        FieldError::new("JSON text", Some("text that is not JSON"))
     }
 
     /// The same error, seen from the object that holds member `name`.
     pub(super) fn in_member(mut self, name: &str) -> FieldError {
-        let separator = if self.path.is_empty() || self.path.starts_with('[') {
+        let path = &mut self.details.path;
+        let separator = if path.is_empty() || path.starts_with('[') {
             ""
         } else {
             "."
         };
-        self.path.insert_str(0, separator);
-        self.path.insert_str(0, name);
+        path.insert_str(0, separator);
+        path.insert_str(0, name);
         self
     }
 
@@ -67,45 +80,61 @@ impl FieldError {
         use core::fmt::Write;
         let mut prefix = String::new();
         let _ = write!(prefix, "[{index}]");
-        if !(self.path.is_empty() || self.path.starts_with('[')) {
+        let path = &mut self.details.path;
+        if !(path.is_empty() || path.starts_with('[')) {
             prefix.push('.');
         }
-        self.path.insert_str(0, &prefix);
+        path.insert_str(0, &prefix);
         self
     }
 
     /// The path of the member, such as `tools[2].inputSchema` (empty for the value
     /// itself).
     pub fn path(&self) -> &str {
-        &self.path
+        &self.details.path
     }
 
     /// What the protocol expects there, such as `a string`.
     pub fn expected(&self) -> &str {
-        self.expected
+        self.details.expected
     }
 
     /// What was found: `missing`, or the JSON type of the value found there
     /// (as [`Value::type_name`] names it).
     pub fn found(&self) -> &str {
-        self.found.unwrap_or("missing")
+        self.details.found.unwrap_or("missing")
     }
 
     /// `true` when the member is absent (rather than of the wrong type).
     pub fn is_missing(&self) -> bool {
-        self.found.is_none()
+        self.details.found.is_none()
     }
 }
 
 impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if !self.path.is_empty() {
-            write!(f, "{}: ", self.path)?;
+        let Details {
+            path,
+            expected,
+            found,
+        } = &*self.details;
+        if !path.is_empty() {
+            write!(f, "{path}: ")?;
         }
-        match self.found {
-            None => write!(f, "missing, expected {}", self.expected),
-            Some(found) => write!(f, "expected {}, found {}", self.expected, found),
+        match found {
+            None => write!(f, "missing, expected {expected}"),
+            Some(found) => write!(f, "expected {expected}, found {found}"),
         }
+    }
+}
+
+impl fmt::Debug for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FieldError")
+            .field("path", &self.details.path)
+            .field("expected", &self.details.expected)
+            .field("found", &self.details.found)
+            .finish()
     }
 }
 
@@ -146,11 +175,7 @@ pub(super) fn type_at(r: &mut Reader<'_>) -> &'static str {
 pub(super) fn mistyped<T>(r: &mut Reader<'_>, expected: &'static str) -> Read<T> {
     let found = type_at(r);
     r.skip_value()?;
-    Ok(Err(FieldError {
-        path: String::new(),
-        expected,
-        found: Some(found),
-    }))
+    Ok(Err(FieldError::new(expected, Some(found))))
 }
 
 /// Reads a string as a [`Str`]: inline, with no allocation, when short (a tool
@@ -198,11 +223,7 @@ pub(super) fn read_id(r: &mut Reader<'_>) -> Read<Option<Id>> {
         Some(b'-' | b'0'..=b'9') => match r.read_number()? {
             n if n.is_integer() => Id::Number(n),
             _ => {
-                return Ok(Err(FieldError {
-                    path: String::new(),
-                    expected: AN_ID,
-                    found: Some("number"),
-                }));
+                return Ok(Err(FieldError::new(AN_ID, Some("number"))));
             }
         },
         _ => return mistyped(r, AN_ID),
