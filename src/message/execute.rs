@@ -10,7 +10,7 @@ use super::fields::{
     A_STRING, AN_ARRAY, AN_OBJECT, FieldError, ObjectWriter, Read, Slot, VALUE_TEXT, mistyped,
     object, read_flag, read_list, read_members, read_str,
 };
-use crate::json::{self, Name, Object, Reader, Value};
+use crate::json::{self, Name, Object, Reader, Str, Value};
 
 /// Params of `tools/execute`.
 #[derive(Clone, Debug, PartialEq)]
@@ -225,7 +225,10 @@ impl Content {
                     item.kind = Some(Kind::read(r)?);
                     continue;
                 }
-                Name::Known(1) => &mut item.text,
+                Name::Known(1) => {
+                    item.text = Some(Seen::read_text(r)?);
+                    continue;
+                }
                 Name::Known(2) => &mut item.data,
                 Name::Known(3) => &mut item.mime_type,
                 Name::Known(4) => &mut item.path,
@@ -324,6 +327,8 @@ impl Content {
 enum Seen<'a> {
     Null,
     String(Cow<'a, str>),
+    /// A `text` member's string, kept as the [`Text`] of a text item keeps it.
+    Text(Str),
     /// A number that is a `u64`.
     U64(u64),
     /// Anything else.
@@ -356,6 +361,15 @@ impl Kind {
 }
 
 impl<'a> Seen<'a> {
+    /// Reads a `text` member: a short string inline, with nothing to check when
+    /// it is ASCII without escapes.
+    fn read_text(r: &mut Reader<'a>) -> Result<Seen<'a>, json::Error> {
+        match r.peek() {
+            Some(b'"') => Ok(Seen::Text(r.read_inline_str()?)),
+            _ => Seen::read(r),
+        }
+    }
+
     fn read(r: &mut Reader<'a>) -> Result<Seen<'a>, json::Error> {
         Ok(match r.peek() {
             Some(b'"') => Seen::String(r.read_str()?.0),
@@ -419,6 +433,7 @@ impl Item<'_> {
         let content = match kind {
             Kind::Text => Content::Text {
                 text: match text {
+                    Some(Seen::Text(s)) => Text::from_json(s),
                     Some(Seen::String(s)) => Text::from(s),
                     _ => return None,
                 },
