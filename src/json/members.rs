@@ -8,7 +8,7 @@
 use alloc::borrow::Cow;
 use alloc::string::String;
 
-use super::error::{Error, ErrorKind};
+use super::error::{Error, ErrorKind, Sure};
 use super::read::Reader;
 use super::scan::same_bytes;
 use super::string::Str;
@@ -27,9 +27,20 @@ pub enum Name<'a> {
 /// The index of `name` in `known`, its bytes compared without a call for most names.
 #[inline(always)]
 fn find(known: &[&str], name: &[u8]) -> Option<usize> {
-    known
-        .iter()
-        .position(|known| same_bytes(known.as_bytes(), name))
+    known.iter().position(|known| same(known.as_bytes(), name))
+}
+
+/// Whether `a` and `b` are the same bytes: a short name (most are) compared byte by
+/// byte in line, a longer one as [`same_bytes`] compares it.
+#[inline(always)]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() <= 8 {
+        return a.iter().zip(b).all(|(x, y)| x == y);
+    }
+    same_bytes(a, b)
 }
 
 impl<'a> Reader<'a> {
@@ -73,8 +84,8 @@ impl<'a> Reader<'a> {
         }
         // The reader checked the name's text, so it is UTF-8: the check never fails.
         Ok(Some(Name::Other(match name {
-            Cow::Borrowed(bytes) => Cow::Borrowed(core::str::from_utf8(bytes).unwrap_or_default()),
-            Cow::Owned(bytes) => Cow::Owned(String::from_utf8(bytes).unwrap_or_default()),
+            Cow::Borrowed(bytes) => Cow::Borrowed(core::str::from_utf8(bytes).sure()),
+            Cow::Owned(bytes) => Cow::Owned(String::from_utf8(bytes).sure()),
         })))
     }
 
@@ -94,16 +105,20 @@ impl<'a> Reader<'a> {
             return None;
         }
         let first = quote + 1;
+        let initial = input.get(first)?;
         for (index, name) in known.iter().enumerate() {
             debug_assert!(!name.contains(['"', '\\']), "{name}");
-            // The closing quote and the `:` first, one byte each: most names that
-            // differ stop there.
+            // The first letter, then the closing quote and the `:`, one byte each:
+            // most names that differ stop there.
+            if name.as_bytes().first() != Some(initial) {
+                continue;
+            }
             let end = first + name.len();
             if input.get(end) == Some(&b'"')
                 && input.get(end + 1) == Some(&b':')
                 && input
                     .get(first..end)
-                    .is_some_and(|text| same_bytes(text, name.as_bytes()))
+                    .is_some_and(|text| same(text, name.as_bytes()))
             {
                 self.pos = end + 2;
                 self.after_open = false;
@@ -115,8 +130,9 @@ impl<'a> Reader<'a> {
 
     /// Reads a string value and matches it against `known`, as
     /// [`next_known_member`](Reader::next_known_member) matches a name: a value
-    /// written without escapes is compared in place. An escaped lone surrogate in
-    /// the value follows [`read_str`](Reader::read_str).
+    /// written without escapes is compared in place. As with
+    /// [`read_str`](Reader::read_str), an escaped lone surrogate is replaced (or an
+    /// error, by the options), and the flag says whether one was.
     /// [`ExpectedString`](ErrorKind::ExpectedString), with nothing consumed, if the
     /// next value is not a string.
     ///
@@ -126,27 +142,60 @@ impl<'a> Reader<'a> {
     /// let mut r = Reader::new(br#"["image", "audio"]"#, &ParseOptions::DEFAULT);
     /// r.begin_array()?;
     /// r.next_element()?;
-    /// assert_eq!(r.read_known_str(&["text", "image"])?, Name::Known(1));
+    /// assert_eq!(r.read_known_str(&["text", "image"])?, (Name::Known(1), false));
     /// r.next_element()?;
-    /// assert_eq!(r.read_known_str(&["text", "image"])?, Name::Other("audio".into()));
+    /// assert_eq!(r.read_known_str(&["text", "image"])?, (Name::Other("audio".into()), false));
     /// # Ok::<(), dhara_protocol::json::Error>(())
     /// ```
     #[inline]
-    pub fn read_known_str(&mut self, known: &[&str]) -> Result<Name<'a>, Error> {
+    pub fn read_known_str(&mut self, known: &[&str]) -> Result<(Name<'a>, bool), Error> {
+        if let Some(index) = self.known_str_in_place(known) {
+            return Ok((Name::Known(index), false));
+        }
         if let Some(text) = self.plain_str() {
             return Ok(match find(known, text) {
-                Some(index) => Name::Known(index),
+                Some(index) => (Name::Known(index), false),
                 // ASCII, so UTF-8: the check never fails.
-                None => Name::Other(Cow::Borrowed(
-                    core::str::from_utf8(text).unwrap_or_default(),
-                )),
+                None => (
+                    Name::Other(Cow::Borrowed(core::str::from_utf8(text).sure())),
+                    false,
+                ),
             });
         }
-        let (text, _) = self.read_str()?;
+        let (text, replaced) = self.read_str()?;
         Ok(match find(known, text.as_bytes()) {
-            Some(index) => Name::Known(index),
-            None => Name::Other(text),
+            Some(index) => (Name::Known(index), replaced),
+            None => (Name::Other(text), replaced),
         })
+    }
+
+    /// The index in `known` of the string value at the reader, when it is written
+    /// as that name in quotes, without escapes: consumed. `None`, with nothing
+    /// consumed but whitespace, otherwise.
+    #[inline(always)]
+    fn known_str_in_place(&mut self, known: &[&str]) -> Option<usize> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let input = self.input();
+        let first = self.pos + 1;
+        let initial = input.get(first)?;
+        for (index, name) in known.iter().enumerate() {
+            if name.as_bytes().first() != Some(initial) {
+                continue;
+            }
+            let end = first + name.len();
+            if input.get(end) == Some(&b'"')
+                && input
+                    .get(first..end)
+                    .is_some_and(|text| same(text, name.as_bytes()))
+            {
+                self.pos = end + 1;
+                self.after_open = false;
+                return Some(index);
+            }
+        }
+        None
     }
 
     /// Reads a string value as a [`Str`]: stored inline, with no allocation, when
@@ -197,5 +246,113 @@ impl<'a> Reader<'a> {
             None => ErrorKind::UnexpectedEnd,
         };
         Err(Error::at(self.input(), kind, at))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::ParseOptions;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+    use alloc::{format, vec};
+    use proptest::prelude::*;
+
+    const KNOWN: &[&str] = &["type", "text", "t", "toolName", "a_much_longer_name_x", "é"];
+
+    /// What a general reading makes of `text`, an object: each member's name
+    /// decoded and looked up in `known`, and each string value likewise.
+    fn general(text: &[u8]) -> Result<Vec<(Name<'_>, Option<Name<'_>>)>, ()> {
+        let mut r = Reader::new(text, &ParseOptions::DEFAULT);
+        let mut out = Vec::new();
+        r.begin_object().map_err(|_| ())?;
+        while let Some(name) = r.next_member_name().map_err(|_| ())? {
+            let name = match KNOWN.iter().position(|k| *k == name) {
+                Some(i) => Name::Known(i),
+                None => Name::Other(name),
+            };
+            let value = if r.peek() == Some(b'"') {
+                let (s, _) = r.read_str().map_err(|_| ())?;
+                Some(match KNOWN.iter().position(|k| *k == s) {
+                    Some(i) => Name::Known(i),
+                    None => Name::Other(s),
+                })
+            } else {
+                r.skip_value().map_err(|_| ())?;
+                None
+            };
+            out.push((name, value));
+        }
+        r.finish().map_err(|_| ())?;
+        Ok(out)
+    }
+
+    /// The same with the known-name readers, which match in place where they can.
+    fn known(text: &[u8]) -> Result<Vec<(Name<'_>, Option<Name<'_>>)>, ()> {
+        let mut r = Reader::new(text, &ParseOptions::DEFAULT);
+        let mut out = Vec::new();
+        r.begin_object().map_err(|_| ())?;
+        while let Some(name) = r.next_known_member(KNOWN).map_err(|_| ())? {
+            let value = if r.peek() == Some(b'"') {
+                Some(r.read_known_str(KNOWN).map_err(|_| ())?.0)
+            } else {
+                r.skip_value().map_err(|_| ())?;
+                None
+            };
+            out.push((name, value));
+        }
+        r.finish().map_err(|_| ())?;
+        Ok(out)
+    }
+
+    fn spelling() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "type",
+            "text",
+            "t",
+            "te",
+            "texts",
+            "toolName",
+            "toolNam",
+            "a_much_longer_name_x",
+            "a_much_longer_name_y",
+            "é",
+            "e",
+            "ty\\u0070e",
+            "\\u0074",
+            "\\u00e9",
+            "",
+            "x\\\"y",
+        ])
+        .prop_map(String::from)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        /// Names and string values matched in place are what the general reading
+        /// finds, whatever the spelling, whitespace, order or damage.
+        #[test]
+        fn known_names_match_in_place_as_they_do_decoded(
+            members in prop::collection::vec((spelling(), spelling(), any::<bool>(), any::<bool>()), 0..5),
+            cut in any::<prop::sample::Index>(),
+            damage in any::<bool>(),
+        ) {
+            let mut text = String::from("{");
+            for (i, (name, value, spaced, number)) in members.iter().enumerate() {
+                if i > 0 {
+                    text.push(',');
+                }
+                let gap = if *spaced { " " } else { "" };
+                let value = if *number { String::from("12") } else { format!("\"{value}\"") };
+                text.push_str(&format!("{gap}\"{name}\"{gap}:{gap}{value}"));
+            }
+            text.push('}');
+            let mut bytes = text.into_bytes();
+            if damage {
+                bytes.truncate(cut.index(bytes.len() + 1));
+            }
+            prop_assert_eq!(known(&bytes), general(&bytes));
+        }
     }
 }

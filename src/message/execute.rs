@@ -244,7 +244,9 @@ impl Content {
             return Ok(Ok(content));
         }
         // Kept whole: the item's text, read again as a tree.
-        let text = r.input().get(start..r.offset()).unwrap_or_default();
+        let text = r.input().get(start..r.offset());
+        debug_assert!(text.is_some(), "the item lies within the input");
+        let text = text.unwrap_or(b"{}");
         match json::parse_with(text, &VALUE_TEXT)? {
             Value::Object(object) => Ok(Ok(Content::Unknown(object))),
             _ => Ok(Ok(Content::Unknown(Object::new()))),
@@ -351,7 +353,7 @@ impl Kind {
             r.skip_value()?;
             return Ok(None);
         }
-        Ok(match r.read_known_str(&["text", "image", "file"])? {
+        Ok(match r.read_known_str(&["text", "image", "file"])?.0 {
             Name::Known(0) => Some(Kind::Text),
             Name::Known(1) => Some(Kind::Image),
             Name::Known(_) => Some(Kind::File),

@@ -638,10 +638,13 @@ fn read_text<'a>(
         reader.skip_value()?;
         return Ok(None);
     }
-    let (text, replaced) = reader.read_str()?;
-    Ok(Some(match known.iter().find(|name| **name == text) {
-        Some(name) => (Cow::Borrowed(*name), replaced),
-        None => (text, replaced),
+    Ok(Some(match reader.read_known_str(known)? {
+        (Name::Known(index), replaced) => {
+            let name = known.get(index).copied();
+            debug_assert!(name.is_some(), "a known name's index is in range");
+            (Cow::Borrowed(name.unwrap_or("")), replaced)
+        }
+        (Name::Other(text), replaced) => (text, replaced),
     }))
 }
 
@@ -653,11 +656,12 @@ fn read_version(reader: &mut Reader<'_>) -> Result<bool, json::Error> {
         reader.skip_value()?;
         return Ok(false);
     }
-    Ok(reader.read_known_str(&["2.0"])? == Name::Known(0))
+    Ok(reader.read_known_str(&["2.0"])?.0 == Name::Known(0))
 }
 
 /// The number at the reader (its first byte was seen to be `-` or a digit), its
 /// text checked by the reader and taken as it is.
+#[inline]
 pub(crate) fn read_number(reader: &mut Reader<'_>) -> Result<Number, json::Error> {
     reader.read_number()
 }
