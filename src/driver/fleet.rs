@@ -454,8 +454,11 @@ impl FleetProcesses {
 
     fn handle_stderr(&mut self, process: ProcessKey, bytes: &[u8]) {
         let extension = process.extension();
-        let name = self.fleet.name(extension).unwrap_or_default();
-        let Some(of) = self.stderr_of.get_mut(extension.index()) else {
+        let (Some(name), Some(of)) = (
+            self.fleet.name(extension),
+            self.stderr_of.get_mut(extension.index()),
+        ) else {
+            debug_assert!(false, "stderr of an extension the fleet does not know");
             return;
         };
         match &self.stderr {
@@ -474,10 +477,16 @@ impl FleetProcesses {
 
     fn finish_stderr(&mut self, process: ProcessKey) {
         let extension = process.extension();
-        let name = self.fleet.name(extension).unwrap_or_default();
-        if let (Some(of), Stderr::Prefixed(prefix)) =
-            (self.stderr_of.get_mut(extension.index()), &self.stderr)
-        {
+        let name = self.fleet.name(extension);
+        debug_assert!(
+            name.is_some(),
+            "stderr of an extension the fleet does not know"
+        );
+        if let (Some(name), Some(of), Stderr::Prefixed(prefix)) = (
+            name,
+            self.stderr_of.get_mut(extension.index()),
+            &self.stderr,
+        ) {
             of.line.finish(&mut |line| print_stderr(prefix, name, line));
         }
     }

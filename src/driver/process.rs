@@ -790,7 +790,7 @@ pub(crate) fn spawn_reader<T: Send + 'static>(
                 match pipe.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
-                        let chunk = buf.get(..n).unwrap_or_default().to_vec();
+                        let chunk = buf[..n.min(buf.len())].to_vec();
                         if to_loop.send(wrap(chunk)).is_err() {
                             return;
                         }
@@ -827,6 +827,14 @@ pub(crate) fn spawn_writer(mut stdin: ChildStdin) -> io::Result<Sender<Vec<u8>>>
 }
 
 /// Splits a byte stream into lines for tracing and prefixing, keeping at most
+/// The bytes before the first newline and those after it, when there is one.
+fn split_line(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let mut parts = bytes.splitn(2, |&b| b == b'\n');
+    let head = parts.next()?;
+    let rest = parts.next()?;
+    Some((head, rest))
+}
+
 /// [`LINE_MAX`] bytes of a line (the rest of a longer line is dropped).
 #[derive(Default)]
 pub(crate) struct LineBuffer {
@@ -835,13 +843,12 @@ pub(crate) struct LineBuffer {
 
 impl LineBuffer {
     pub(crate) fn push(&mut self, mut bytes: &[u8], emit: &mut dyn FnMut(&[u8])) {
-        while let Some(end) = bytes.iter().position(|&b| b == b'\n') {
-            let (head, rest) = bytes.split_at(end);
+        while let Some((head, rest)) = split_line(bytes) {
             self.keep(head);
             let line = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
             emit(line);
             self.line.clear();
-            bytes = rest.get(1..).unwrap_or_default();
+            bytes = rest;
         }
         self.keep(bytes);
     }
@@ -856,8 +863,8 @@ impl LineBuffer {
 
     fn keep(&mut self, bytes: &[u8]) {
         let room = LINE_MAX.saturating_sub(self.line.len());
-        self.line
-            .extend_from_slice(bytes.get(..room.min(bytes.len())).unwrap_or_default());
+        let kept = room.min(bytes.len());
+        self.line.extend_from_slice(&bytes[..kept]);
     }
 }
 

@@ -268,7 +268,7 @@ fn spawn_stdin_reader(
                 match input.read(&mut buf[..]) {
                     Ok(0) => break,
                     Ok(n) => {
-                        let chunk = buf.get(..n).unwrap_or_default().to_vec();
+                        let chunk = buf[..n.min(buf.len())].to_vec();
                         if to_loop.send(Wake::Stdin(chunk)).is_err() {
                             return;
                         }
