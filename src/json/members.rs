@@ -198,6 +198,55 @@ impl<'a> Reader<'a> {
         None
     }
 
+    /// Consumes `prefix` when the input goes on with exactly those bytes: the start
+    /// of a value or a member as writers usually spell it, such as
+    /// `"content":[{"type":"text","text":` right after a result's `{`, so that a
+    /// reader of a known message can go on from there. Its `{` and `[` open
+    /// containers as [`begin_object`](Reader::begin_object) and
+    /// [`begin_array`](Reader::begin_array) do. `false`, with nothing consumed but
+    /// whitespace, when the input differs or the containers would nest deeper than
+    /// allowed.
+    ///
+    /// `prefix` must be JSON the grammar allows at this place, in whole tokens,
+    /// without whitespace, closing brackets, escapes, or a `{` or `[` inside its
+    /// strings: the reader compares the input with it and does not check it.
+    ///
+    /// ```
+    /// use dhara_protocol::json::{ParseOptions, Reader};
+    ///
+    /// let mut r = Reader::new(br#"{"items":[{"id":7}]}"#, &ParseOptions::DEFAULT);
+    /// r.begin_object()?;
+    /// assert!(!r.skip_prefix(r#""items":[{"name":"#));
+    /// assert!(r.skip_prefix(r#""items":[{"id":"#));
+    /// assert_eq!(r.read_number()?.as_u64(), Some(7));
+    /// assert_eq!(r.next_member_name()?, None); // `}`
+    /// assert!(!r.next_element()?); // `]`
+    /// assert_eq!(r.next_member_name()?, None); // `}`
+    /// r.finish()?;
+    /// # Ok::<(), dhara_protocol::json::Error>(())
+    /// ```
+    #[inline]
+    pub fn skip_prefix(&mut self, prefix: &str) -> bool {
+        let prefix = prefix.as_bytes();
+        self.peek();
+        let end = self.pos + prefix.len();
+        if !self
+            .input()
+            .get(self.pos..end)
+            .is_some_and(|next| same_bytes(next, prefix))
+        {
+            return false;
+        }
+        let opened = prefix.iter().filter(|&&b| b == b'{' || b == b'[').count();
+        if self.depth + opened > self.max_depth {
+            return false;
+        }
+        self.depth += opened;
+        self.pos = end;
+        self.after_open = matches!(prefix.last(), Some(b'{' | b'['));
+        true
+    }
+
     /// Reads a string value as a [`Str`]: stored inline, with no allocation, when
     /// it is at most [`Str::INLINE_CAPACITY`] bytes, and taken as it lies in the
     /// input, with nothing to check, when it is ASCII without escapes. Otherwise

@@ -60,8 +60,8 @@ pub struct Reader<'a> {
     text: &'a str,
     text_start: usize,
     pub(super) pos: usize,
-    depth: usize,
-    max_depth: usize,
+    pub(super) depth: usize,
+    pub(super) max_depth: usize,
     strict_surrogates: bool,
     /// `true` right after `{` or `[`: the next member or element takes no comma.
     pub(super) after_open: bool,

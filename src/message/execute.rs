@@ -7,8 +7,9 @@ use alloc::vec::Vec;
 
 use super::Text;
 use super::fields::{
-    A_STRING, AN_ARRAY, AN_OBJECT, FieldError, ObjectWriter, Read, Slot, VALUE_TEXT, mistyped,
-    object, read_flag, read_list, read_members, read_str,
+    A_STRING, AN_ARRAY, AN_OBJECT, FieldError, ObjectWriter, Read, Slot, VALUE_TEXT, add_element,
+    mistyped, object, read_flag, read_list, read_members, read_more_elements, read_more_members,
+    read_str,
 };
 use crate::json::{self, Name, Object, Reader, Str, Value};
 
@@ -162,11 +163,28 @@ impl ToolResult {
     }
 
     pub(super) fn read(r: &mut Reader<'_>) -> Read<ToolResult> {
+        const NAMES: &[&str] = &["content", "isError"];
         let (mut content, mut is_error) = (Slot::new(), Slot::new());
-        let members = read_members(r, &["content", "isError"], |member, r| match member {
+        let usual = r.skip_prefix(USUAL_TEXT_RESULT);
+        if usual {
+            // A result as writers spell it, a text item first: that item and the list
+            // are read on from its text, then the members after the list.
+            let start = r.offset() - USUAL_TEXT_ITEM.len();
+            let text = Seen::read_text(r)?;
+            let first = Content::read_members_of(r, start, Item::text(text))?;
+            let mut items = Ok(Vec::new());
+            add_element(&mut items, first, 0);
+            content.0 = Some(read_more_elements(r, items, 1, Content::read)?);
+        }
+        let member = |member, r: &mut Reader<'_>| match member {
             0 => content.read(r, |r| read_list(r, Content::read)),
             _ => is_error.read(r, read_flag),
-        })?;
+        };
+        let members = if usual {
+            read_more_members(r, NAMES, member)?
+        } else {
+            read_members(r, NAMES, member)?
+        };
         Ok(members.and_then(|()| {
             Ok(ToolResult {
                 content: content.required("content", AN_ARRAY)?,
@@ -217,8 +235,13 @@ impl Content {
             return mistyped(r, AN_OBJECT);
         }
         let start = r.offset();
-        let mut item = Item::default();
         r.begin_object()?;
+        Content::read_members_of(r, start, Item::default())
+    }
+
+    /// The rest of [`read`](Content::read), from the item's next member on, with
+    /// the members read before it in `item`; `start` is where the item's `{` is.
+    fn read_members_of<'a>(r: &mut Reader<'a>, start: usize, mut item: Item<'a>) -> Read<Content> {
         while let Some(name) = r.next_known_member(&ITEM_MEMBERS)? {
             let slot = match name {
                 Name::Known(0) => {
@@ -388,6 +411,13 @@ impl<'a> Seen<'a> {
     }
 }
 
+/// How writers spell a tool result up to the text of its first item, when that is a
+/// text item.
+const USUAL_TEXT_RESULT: &str = r#"{"content":[{"type":"text","text":"#;
+
+/// The part of [`USUAL_TEXT_RESULT`] from the item's `{` on.
+const USUAL_TEXT_ITEM: &str = r#"{"type":"text","text":"#;
+
 /// The members of a content item read, in the order of [`Item`]'s fields.
 const ITEM_MEMBERS: [&str; 6] = ["type", "text", "data", "mimeType", "path", "size"];
 
@@ -404,7 +434,16 @@ struct Item<'a> {
     size: Option<Seen<'a>>,
 }
 
-impl Item<'_> {
+impl<'a> Item<'a> {
+    /// A text item whose `text` member was read as `text`.
+    fn text(text: Seen<'a>) -> Item<'a> {
+        Item {
+            kind: Some(Some(Kind::Text)),
+            text: Some(text),
+            ..Item::default()
+        }
+    }
+
     /// The typed variant for an item whose `type` and members fit one; `None` for
     /// every other item.
     fn fit(self) -> Option<Content> {

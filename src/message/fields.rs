@@ -241,19 +241,37 @@ pub(super) fn read_list<'a, T>(
         return mistyped(r, AN_ARRAY);
     }
     r.begin_array()?;
-    let mut out = Ok(Vec::new());
-    let mut index = 0;
+    read_more_elements(r, Ok(Vec::new()), 0, read)
+}
+
+/// The rest of [`read_list`], from the element at `index`, with what was read
+/// before it in `out`.
+pub(super) fn read_more_elements<'a, T>(
+    r: &mut Reader<'a>,
+    mut out: Result<Vec<T>, FieldError>,
+    mut index: usize,
+    read: fn(&mut Reader<'a>) -> Read<T>,
+) -> Read<Vec<T>> {
     while r.next_element()? {
-        match (read(r)?, &mut out) {
-            // Most lists (a result's content) hold one item: room for just that one.
-            (Ok(item), Ok(items)) if items.capacity() == 0 => *items = alloc::vec![item],
-            (Ok(item), Ok(items)) => items.push(item),
-            (Err(e), Ok(_)) => out = Err(e.in_element(index)),
-            (_, Err(_)) => {}
-        }
+        add_element(&mut out, read(r)?, index);
         index += 1;
     }
     Ok(out)
+}
+
+/// Adds the element at `index` to a list being read, or its error.
+pub(super) fn add_element<T>(
+    out: &mut Result<Vec<T>, FieldError>,
+    element: Result<T, FieldError>,
+    index: usize,
+) {
+    match (element, out) {
+        // Most lists (a result's content) hold one item: room for just that one.
+        (Ok(item), Ok(items)) if items.capacity() == 0 => *items = alloc::vec![item],
+        (Ok(item), Ok(items)) => items.push(item),
+        (Err(e), out @ Ok(_)) => *out = Err(e.in_element(index)),
+        (_, Err(_)) => {}
+    }
 }
 
 /// Reads an object whose members are named in `names`: `member` reads the value of
@@ -263,12 +281,21 @@ pub(super) fn read_list<'a, T>(
 pub(super) fn read_members<'a>(
     r: &mut Reader<'a>,
     names: &[&str],
-    mut member: impl FnMut(usize, &mut Reader<'a>) -> Result<(), json::Error>,
+    member: impl FnMut(usize, &mut Reader<'a>) -> Result<(), json::Error>,
 ) -> Read<()> {
     if r.peek() != Some(b'{') {
         return mistyped(r, AN_OBJECT);
     }
     r.begin_object()?;
+    read_more_members(r, names, member)
+}
+
+/// The rest of [`read_members`], from the next member (or the object's end) on.
+pub(super) fn read_more_members<'a>(
+    r: &mut Reader<'a>,
+    names: &[&str],
+    mut member: impl FnMut(usize, &mut Reader<'a>) -> Result<(), json::Error>,
+) -> Read<()> {
     while let Some(name) = r.next_known_member(names)? {
         match name {
             Name::Known(index) => member(index, r)?,
