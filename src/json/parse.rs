@@ -38,7 +38,10 @@ pub fn parse(input: &[u8]) -> Result<Value, Error> {
 /// # Ok::<(), json::Error>(())
 /// ```
 pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> {
-    Parser::with_options(*options).parse(input)
+    let mut reader = Reader::new(input, options);
+    let value = reader.read_value()?;
+    reader.finish()?;
+    Ok(value)
 }
 
 /// A parser for many texts, one after another, that keeps its scratch space.

@@ -154,6 +154,17 @@ impl<'a> Reader<'a> {
     /// Skips whitespace; the next byte without consuming it (`None` at the end).
     #[inline]
     pub fn peek(&mut self) -> Option<u8> {
+        // Compact text has no whitespace here: one compare settles it, as every
+        // whitespace byte is at most a space.
+        match self.input.get(self.pos) {
+            Some(&b) if b > b' ' => Some(b),
+            _ => self.skip_whitespace(),
+        }
+    }
+
+    /// [`peek`](Reader::peek) past any whitespace.
+    #[inline]
+    fn skip_whitespace(&mut self) -> Option<u8> {
         loop {
             match self.input.get(self.pos) {
                 Some(b' ' | b'\n' | b'\r' | b'\t') => self.pos += 1,
