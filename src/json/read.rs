@@ -324,10 +324,7 @@ impl<'a> Reader<'a> {
     /// current depth. [`Parser::read`](super::Parser::read) does the same with
     /// scratch space kept from one value to the next.
     pub fn read_value(&mut self) -> Result<Value, Error> {
-        let mut tree = Tree::new();
-        let value = self.read_into(&mut tree);
-        tree.discard();
-        value
+        Tree::fresh(|tree| self.read_into(tree))
     }
 
     /// [`read_value`](Reader::read_value) with `tree`'s scratch stacks, left empty.

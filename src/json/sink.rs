@@ -232,11 +232,31 @@ struct Stack<T, const N: usize> {
     spill: Vec<T>,
 }
 
-impl<T: Default, const N: usize> Stack<T, N> {
+/// An item that owns nothing, as a constant: what a stack's free inline places
+/// hold.
+trait Empty {
+    const EMPTY: Self;
+}
+
+impl Empty for (Str, Value) {
+    const EMPTY: Self = (Str::new(), Value::Null);
+}
+
+impl Empty for Value {
+    const EMPTY: Self = Value::Null;
+}
+
+impl Empty for usize {
+    const EMPTY: Self = 0;
+}
+
+impl<T: Default + Empty, const N: usize> Stack<T, N> {
+    /// The inline places are filled from a constant where the stack is built,
+    /// not built elsewhere and copied in.
     fn new() -> Stack<T, N> {
         Stack {
             len: 0,
-            inline: core::array::from_fn(|_| T::default()),
+            inline: [const { T::EMPTY }; N],
             spill: Vec::new(),
         }
     }
@@ -291,7 +311,10 @@ impl<T: Default, const N: usize> Stack<T, N> {
                 if let Some(inline) = self.inline.get_mut(start..inline_end) {
                     items.extend(inline.iter_mut().map(core::mem::take));
                 }
-                items.append(&mut self.spill);
+                // Most containers fit inline: no call to append nothing.
+                if !self.spill.is_empty() {
+                    items.append(&mut self.spill);
+                }
                 items
             }
         };
@@ -299,13 +322,12 @@ impl<T: Default, const N: usize> Stack<T, N> {
         items
     }
 
-    /// Lets go of an empty stack. Its inline places hold default items, which own
-    /// nothing, so they are forgotten rather than dropped one by one.
-    fn discard(self) {
-        debug_assert!(self.len == 0, "only an empty stack is discarded");
-        let Stack { inline, spill, .. } = self;
-        drop(spill);
-        core::mem::forget(inline);
+    /// Lets go of what an empty stack allocated: its inline places hold items
+    /// that own nothing.
+    #[inline]
+    fn let_go(&mut self) {
+        debug_assert!(self.len == 0, "only an empty stack is let go");
+        self.spill = Vec::new();
     }
 
     /// Empties the stack; its `Vec` is let go when it grew past what is kept.
@@ -335,19 +357,19 @@ impl Tree {
         }
     }
 
-    /// Lets go of a tree after [`finish`](Tree::finish), without a call to drop each
-    /// of its empty inline places.
-    pub(super) fn discard(self) {
-        let Tree {
-            members,
-            elements,
-            starts,
-            text,
-        } = self;
-        members.discard();
-        elements.discard();
-        starts.discard();
-        drop(text);
+    /// Runs `f` with a new tree, which is then let go without a call to drop each
+    /// of its empty inline places: it is built where it stays, and never moved.
+    #[inline(always)]
+    pub(super) fn fresh<R>(f: impl FnOnce(&mut Tree) -> R) -> R {
+        let mut tree = Tree::new();
+        let out = f(&mut tree);
+        tree.members.let_go();
+        tree.elements.let_go();
+        tree.starts.let_go();
+        tree.text = String::new();
+        // It owns nothing now (`f` finished it, which empties its stacks).
+        core::mem::forget(tree);
+        out
     }
 
     /// The root value; the scratch stacks are left empty for the next parse (and
