@@ -445,8 +445,14 @@ fn read_entry<'a, F: Form<'a>>(form: &mut F, reader: &mut Reader<'a>) -> Entry<'
             false,
         )));
     }
-    reader.begin_object()?;
     let mut envelope = Envelope::<F>::default();
+    // The version first, as every writer of the protocol's lines spells it, is
+    // taken in one compare; any other start is read by the loop.
+    if reader.skip_prefix(r#"{"jsonrpc":"2.0""#) {
+        envelope.seen = Member::Jsonrpc.bit();
+    } else {
+        reader.begin_object()?;
+    }
     while let Some(name) = reader.next_known_member(Member::NAMES)? {
         let member = match name {
             Name::Known(index) => Member::ALL.get(index).copied(),
