@@ -30,6 +30,30 @@ fn find(known: &[&str], name: &[u8]) -> Option<usize> {
     known.iter().position(|known| same(known.as_bytes(), name))
 }
 
+/// The index in `known` of the name written at `input[first..]` up to a closing
+/// quote, and where that quote is: the name's first letter and the quote after it
+/// are compared before the name itself, so most names that differ cost a compare
+/// or two.
+#[inline(always)]
+fn known_at(input: &[u8], first: usize, known: &[&str]) -> Option<(usize, usize)> {
+    let initial = input.get(first)?;
+    for (index, name) in known.iter().enumerate() {
+        debug_assert!(!name.contains(['"', '\\']), "{name}");
+        if name.as_bytes().first() != Some(initial) {
+            continue;
+        }
+        let end = first + name.len();
+        if input.get(end) == Some(&b'"')
+            && input
+                .get(first..end)
+                .is_some_and(|text| same(text, name.as_bytes()))
+        {
+            return Some((index, end));
+        }
+    }
+    None
+}
+
 /// Whether `a` and `b` are the same bytes: a short name (most are) compared byte by
 /// byte in line, a longer one as [`same_bytes`] compares it.
 #[inline(always)]
@@ -104,28 +128,13 @@ impl<'a> Reader<'a> {
         if input.get(quote) != Some(&b'"') {
             return None;
         }
-        let first = quote + 1;
-        let initial = input.get(first)?;
-        for (index, name) in known.iter().enumerate() {
-            debug_assert!(!name.contains(['"', '\\']), "{name}");
-            // The first letter, then the closing quote and the `:`, one byte each:
-            // most names that differ stop there.
-            if name.as_bytes().first() != Some(initial) {
-                continue;
-            }
-            let end = first + name.len();
-            if input.get(end) == Some(&b'"')
-                && input.get(end + 1) == Some(&b':')
-                && input
-                    .get(first..end)
-                    .is_some_and(|text| same(text, name.as_bytes()))
-            {
-                self.pos = end + 2;
-                self.after_open = false;
-                return Some(index);
-            }
+        let (index, end) = known_at(input, quote + 1, known)?;
+        if input.get(end + 1) != Some(&b':') {
+            return None;
         }
-        None
+        self.pos = end + 2;
+        self.after_open = false;
+        Some(index)
     }
 
     /// Reads a string value and matches it against `known`, as
@@ -177,31 +186,16 @@ impl<'a> Reader<'a> {
         if self.peek()? != b'"' {
             return None;
         }
-        let input = self.input();
-        let first = self.pos + 1;
-        let initial = input.get(first)?;
-        for (index, name) in known.iter().enumerate() {
-            if name.as_bytes().first() != Some(initial) {
-                continue;
-            }
-            let end = first + name.len();
-            if input.get(end) == Some(&b'"')
-                && input
-                    .get(first..end)
-                    .is_some_and(|text| same(text, name.as_bytes()))
-            {
-                self.pos = end + 1;
-                self.after_open = false;
-                return Some(index);
-            }
-        }
-        None
+        let (index, end) = known_at(self.input(), self.pos + 1, known)?;
+        self.pos = end + 1;
+        self.after_open = false;
+        Some(index)
     }
 
     /// Consumes `prefix` when the input goes on with exactly those bytes: the start
     /// of a value or a member as writers usually spell it, such as
-    /// `"content":[{"type":"text","text":` right after a result's `{`, so that a
-    /// reader of a known message can go on from there. Its `{` and `[` open
+    /// `{"content":[{"type":"text","text":` at the start of a tool result, so that
+    /// a reader of a known message can go on from there. Its `{` and `[` open
     /// containers as [`begin_object`](Reader::begin_object) and
     /// [`begin_array`](Reader::begin_array) do. `false`, with nothing consumed but
     /// whitespace, when the input differs or the containers would nest deeper than
