@@ -192,18 +192,19 @@ impl<'a> Reader<'a> {
         Some(index)
     }
 
-    /// Consumes `prefix` when the input goes on with exactly those bytes: the start
-    /// of a value or a member as writers usually spell it, such as
+    /// Consumes `prefix` when the input goes on with exactly those bytes: a piece
+    /// of a message as writers usually spell it, such as
     /// `{"content":[{"type":"text","text":` at the start of a tool result, so that
     /// a reader of a known message can go on from there. Its `{` and `[` open
     /// containers as [`begin_object`](Reader::begin_object) and
-    /// [`begin_array`](Reader::begin_array) do. `false`, with nothing consumed but
-    /// whitespace, when the input differs or the containers would nest deeper than
-    /// allowed.
+    /// [`begin_array`](Reader::begin_array) do, and its `}` and `]` close them.
+    /// `false`, with nothing consumed but whitespace, when the input differs or the
+    /// containers would nest deeper than allowed.
     ///
     /// `prefix` must be JSON the grammar allows at this place, in whole tokens,
-    /// without whitespace, closing brackets, escapes, or a `{` or `[` inside its
-    /// strings: the reader compares the input with it and does not check it.
+    /// without whitespace or escapes, its strings holding no bracket, and its closing
+    /// brackets those of containers open here: the reader compares the input with
+    /// it and does not check it.
     ///
     /// ```
     /// use dhara_protocol::json::{ParseOptions, Reader};
@@ -232,10 +233,11 @@ impl<'a> Reader<'a> {
             return false;
         }
         let opened = prefix.iter().filter(|&&b| b == b'{' || b == b'[').count();
-        if self.depth + opened > self.max_depth {
+        let closed = prefix.iter().filter(|&&b| b == b'}' || b == b']').count();
+        if self.depth + opened > self.max_depth || closed > self.depth + opened {
             return false;
         }
-        self.depth += opened;
+        self.depth = self.depth + opened - closed;
         self.pos = end;
         self.after_open = matches!(prefix.last(), Some(b'{' | b'['));
         true

@@ -170,7 +170,20 @@ impl ToolResult {
             // A result as writers spell it, a text item first: that item and the list
             // are read on from its text, then the members after the list.
             let start = r.offset() - USUAL_TEXT_ITEM.len();
-            let text = Seen::read_text(r)?;
+            let text = match Seen::read_text(r)? {
+                Seen::Text(text) => {
+                    // The usual end, the one item and `isError` closed in one compare.
+                    for (end, is_error) in [(USUAL_END_OK, false), (USUAL_END_ERROR, true)] {
+                        if r.skip_prefix(end) {
+                            let text = Text::from_json(text);
+                            let content = alloc::vec![Content::Text { text }];
+                            return Ok(Ok(ToolResult { content, is_error }));
+                        }
+                    }
+                    Seen::Text(text)
+                }
+                other => other,
+            };
             let first = Content::read_members_of(r, start, Item::text(text))?;
             let mut items = Ok(Vec::new());
             add_element(&mut items, first, 0);
@@ -414,6 +427,12 @@ impl<'a> Seen<'a> {
 /// How writers spell a tool result up to the text of its first item, when that is a
 /// text item.
 const USUAL_TEXT_RESULT: &str = r#"{"content":[{"type":"text","text":"#;
+
+/// How writers end a tool result after the text of its one text item.
+const USUAL_END_OK: &str = r#"}],"isError":false}"#;
+
+/// [`USUAL_END_OK`] for a tool error.
+const USUAL_END_ERROR: &str = r#"}],"isError":true}"#;
 
 /// The part of [`USUAL_TEXT_RESULT`] from the item's `{` on.
 const USUAL_TEXT_ITEM: &str = r#"{"type":"text","text":"#;
