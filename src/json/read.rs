@@ -485,89 +485,140 @@ impl<'a> Reader<'a> {
 
     /// Walks one whole value, telling `sink` what it finds. Open containers are kept
     /// on `open` (a bit per level: object or array), not on the native stack.
+    ///
+    /// The position is kept in a local, `pos`, and written back to `self.pos`
+    /// before anything that reads or sets it (strings, errors) is called: the hot
+    /// loop then works from a register. Compact text is settled with one compare
+    /// before whitespace is looked for.
     fn walk<S: Sink<'a>>(&mut self, sink: &mut S) -> Result<(), Error> {
         self.after_open = false;
+        let input = self.input;
         let mut open = Nesting::default();
+        // Whether the innermost open container is an object.
+        let mut in_object = false;
+        let mut pos = self.pos;
         loop {
             // A value starts here.
-            let in_object = open.top() == Some(OBJECT);
-            match self.peek() {
+            match next_byte(input, &mut pos) {
                 Some(b'{') => {
-                    self.pos += 1;
+                    pos += 1;
+                    self.pos = pos;
                     self.enter()?;
                     sink.open(OBJECT);
-                    if self.peek() == Some(b'}') {
-                        self.pos += 1;
-                        self.leave();
-                        sink.close(OBJECT, in_object);
-                    } else {
-                        self.member_name(sink)?;
-                        open.push(OBJECT);
-                        continue;
+                    match next_byte(input, &mut pos) {
+                        Some(b'}') => {
+                            pos += 1;
+                            self.leave();
+                            sink.close(OBJECT, in_object);
+                        }
+                        Some(b'"') => {
+                            self.pos = pos;
+                            self.string(sink, Place::Name)?;
+                            pos = self.colon()?;
+                            open.push(OBJECT);
+                            in_object = true;
+                            continue;
+                        }
+                        _ => return Err(self.unexpected_at(pos)),
                     }
                 }
                 Some(b'[') => {
-                    self.pos += 1;
+                    pos += 1;
+                    self.pos = pos;
                     self.enter()?;
                     sink.open(ARRAY);
-                    if self.peek() == Some(b']') {
-                        self.pos += 1;
+                    if next_byte(input, &mut pos) == Some(b']') {
+                        pos += 1;
                         self.leave();
                         sink.close(ARRAY, in_object);
                     } else {
                         open.push(ARRAY);
+                        in_object = false;
                         continue;
                     }
                 }
                 Some(b'"') => {
+                    self.pos = pos;
                     self.string(sink, Place::Value { in_object })?;
+                    pos = self.pos;
                 }
                 Some(b'-' | b'0'..=b'9') => {
-                    let start = self.pos;
-                    self.pos =
-                        number_end(self.input, start).map_err(|(kind, at)| self.error(kind, at))?;
-                    sink.number(self.input, start, self.pos, in_object);
+                    let start = pos;
+                    pos = number_end(input, start).map_err(|(kind, at)| self.error(kind, at))?;
+                    sink.number(input, start, pos, in_object);
                 }
                 Some(b't') => {
-                    self.literal(b"true")?;
+                    pos = self.literal_at(pos, b"true")?;
                     sink.literal(Value::Bool(true), in_object);
                 }
                 Some(b'f') => {
-                    self.literal(b"false")?;
+                    pos = self.literal_at(pos, b"false")?;
                     sink.literal(Value::Bool(false), in_object);
                 }
                 Some(b'n') => {
-                    self.literal(b"null")?;
+                    pos = self.literal_at(pos, b"null")?;
                     sink.literal(Value::Null, in_object);
                 }
-                _ => return Err(self.unexpected()),
+                _ => return Err(self.unexpected_at(pos)),
             }
             // A value ended here: close the containers it completes, then go on with
             // the next member or element.
             loop {
-                let Some(container) = open.top() else {
+                if open.is_empty() {
+                    self.pos = pos;
                     return Ok(());
-                };
-                match (self.peek(), container) {
+                }
+                match (next_byte(input, &mut pos), in_object) {
                     (Some(b','), OBJECT) => {
-                        self.pos += 1;
-                        self.member_name(sink)?;
+                        pos += 1;
+                        if next_byte(input, &mut pos) != Some(b'"') {
+                            return Err(self.unexpected_at(pos));
+                        }
+                        self.pos = pos;
+                        self.string(sink, Place::Name)?;
+                        pos = self.colon()?;
                         break;
                     }
-                    (Some(b','), _) => {
-                        self.pos += 1;
+                    (Some(b','), ARRAY) => {
+                        pos += 1;
                         break;
                     }
-                    (Some(b'}'), OBJECT) | (Some(b']'), ARRAY) => {
-                        self.pos += 1;
+                    (Some(b'}'), OBJECT) => {
+                        pos += 1;
                         self.leave();
-                        open.pop();
-                        sink.close(container, open.top() == Some(OBJECT));
+                        in_object = open.pop();
+                        sink.close(OBJECT, in_object);
                     }
-                    _ => return Err(self.unexpected()),
+                    (Some(b']'), ARRAY) => {
+                        pos += 1;
+                        self.leave();
+                        in_object = open.pop();
+                        sink.close(ARRAY, in_object);
+                    }
+                    _ => return Err(self.unexpected_at(pos)),
                 }
             }
         }
+    }
+
+    /// The `:` after a member name, which ends at `self.pos`; returns the position
+    /// after it. Compact text has it right there.
+    #[inline(always)]
+    fn colon(&mut self) -> Result<usize, Error> {
+        let mut pos = self.pos;
+        if next_byte(self.input, &mut pos) == Some(b':') {
+            return Ok(pos + 1);
+        }
+        Err(self.unexpected_at(pos))
+    }
+
+    /// Consumes the literal `word` (`true`, `false`, `null`) at `pos`; returns the
+    /// position after it.
+    #[inline(always)]
+    fn literal_at(&mut self, pos: usize, word: &[u8]) -> Result<usize, Error> {
+        self.pos = pos;
+        self.literal(word)?;
+        Ok(self.pos)
     }
 
     /// A member name (lone surrogates rejected) and the `:` after it.
@@ -967,6 +1018,13 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// [`unexpected`](Reader::unexpected) at `pos`, which the reader is moved to.
+    #[cold]
+    fn unexpected_at(&mut self, pos: usize) -> Error {
+        self.pos = pos;
+        self.unexpected()
+    }
+
     /// The error for whatever is at `self.pos` when it was not what the grammar needs.
     #[cold]
     fn unexpected(&self) -> Error {
@@ -982,6 +1040,22 @@ impl<'a> Reader<'a> {
     #[cold]
     fn error(&self, kind: ErrorKind, offset: usize) -> Error {
         Error::at(self.input, kind, offset)
+    }
+}
+
+/// The byte at `input[*pos]`, past any whitespace (`*pos` is moved past it);
+/// `None` at the end. Compact text has no whitespace here: one compare settles it,
+/// as every whitespace byte is at most a space.
+#[inline(always)]
+fn next_byte(input: &[u8], pos: &mut usize) -> Option<u8> {
+    match input.get(*pos) {
+        Some(&b) if b > b' ' => Some(b),
+        _ => loop {
+            match input.get(*pos) {
+                Some(b' ' | b'\n' | b'\r' | b'\t') => *pos += 1,
+                other => return other.copied(),
+            }
+        },
     }
 }
 

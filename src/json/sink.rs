@@ -568,42 +568,49 @@ impl Sink<'_> for Tree {
     }
 }
 
-/// The kinds of the open containers, one bit per level; the first 64 levels
-/// without allocating.
-#[derive(Default)]
+/// The kinds of the open containers, one bit per level, the innermost lowest;
+/// the first 63 levels without allocating. A word holds its levels below a marker
+/// bit, so a word holding none is `1`; a full word moves to `lower_words`.
 pub(super) struct Nesting {
-    len: usize,
     top_word: u64,
     lower_words: Vec<u64>,
 }
 
+impl Default for Nesting {
+    #[inline]
+    fn default() -> Nesting {
+        Nesting {
+            top_word: 1,
+            lower_words: Vec::new(),
+        }
+    }
+}
+
 impl Nesting {
-    #[inline]
+    #[inline(always)]
     pub(super) fn push(&mut self, object: bool) {
-        if self.len > 0 && self.len % 64 == 0 {
+        if self.top_word >> 63 != 0 {
             self.lower_words.push(self.top_word);
-            self.top_word = 0;
+            self.top_word = 1;
         }
-        self.top_word |= (object as u64) << (self.len % 64);
-        self.len += 1;
+        self.top_word = self.top_word << 1 | object as u64;
     }
 
-    #[inline]
-    pub(super) fn pop(&mut self) {
-        if self.len == 0 {
-            return;
+    /// Closes the innermost container; returns whether the one it was in is an
+    /// object (`false` at the root).
+    #[inline(always)]
+    pub(super) fn pop(&mut self) -> bool {
+        self.top_word >>= 1;
+        if self.top_word <= 1 {
+            self.top_word = self.lower_words.pop().unwrap_or(1);
         }
-        self.len -= 1;
-        self.top_word &= !(1 << (self.len % 64));
-        if self.len > 0 && self.len % 64 == 0 {
-            self.top_word = self.lower_words.pop().sure();
-        }
+        self.top_word & 1 == 1 && self.top_word > 1
     }
 
-    #[inline]
-    pub(super) fn top(&self) -> Option<bool> {
-        let last = self.len.checked_sub(1)?;
-        Some(self.top_word >> (last % 64) & 1 == 1)
+    /// Whether no container is open.
+    #[inline(always)]
+    pub(super) fn is_empty(&self) -> bool {
+        self.top_word <= 1
     }
 }
 
