@@ -497,18 +497,24 @@ impl<'a> Reader<'a> {
         // Whether the innermost open container is an object.
         let mut in_object = false;
         let mut pos = self.pos;
+        // How many more levels may open. The walk closes as many as it opens, so
+        // `self.depth` is the same after it; after an error it does not matter.
+        let mut room = self.max_depth.saturating_sub(self.depth);
         loop {
             // A value starts here.
             match next_byte(input, &mut pos) {
                 Some(b'{') => {
                     pos += 1;
-                    self.pos = pos;
-                    self.enter()?;
+                    if room == 0 {
+                        self.pos = pos;
+                        return Err(self.error(ErrorKind::TooDeep, pos - 1));
+                    }
+                    room -= 1;
                     sink.open(OBJECT);
                     match next_byte(input, &mut pos) {
                         Some(b'}') => {
                             pos += 1;
-                            self.leave();
+                            room += 1;
                             sink.close(OBJECT, in_object);
                         }
                         Some(b'"') => {
@@ -524,12 +530,15 @@ impl<'a> Reader<'a> {
                 }
                 Some(b'[') => {
                     pos += 1;
-                    self.pos = pos;
-                    self.enter()?;
+                    if room == 0 {
+                        self.pos = pos;
+                        return Err(self.error(ErrorKind::TooDeep, pos - 1));
+                    }
+                    room -= 1;
                     sink.open(ARRAY);
                     if next_byte(input, &mut pos) == Some(b']') {
                         pos += 1;
-                        self.leave();
+                        room += 1;
                         sink.close(ARRAY, in_object);
                     } else {
                         open.push(ARRAY);
@@ -585,13 +594,13 @@ impl<'a> Reader<'a> {
                     }
                     (Some(b'}'), OBJECT) => {
                         pos += 1;
-                        self.leave();
+                        room += 1;
                         in_object = open.pop();
                         sink.close(OBJECT, in_object);
                     }
                     (Some(b']'), ARRAY) => {
                         pos += 1;
-                        self.leave();
+                        room += 1;
                         in_object = open.pop();
                         sink.close(ARRAY, in_object);
                     }
