@@ -47,12 +47,15 @@ fn known_at(input: &[u8], first: usize, known: &[&str]) -> Option<(usize, usize)
                 .get(first..end)
                 .is_some_and(|text| same(text, name.as_bytes()))
         {
-            // A name with a quote or a backslash is never written as it is: such
-            // text is not JSON, and the general reading tells what it is.
-            return (!name.contains(['"', '\\'])).then_some((index, end));
+            return Some((index, end));
         }
     }
     None
+}
+
+/// Whether `name` is written in JSON as it is: it holds no quote and no backslash.
+fn plain(name: &str) -> bool {
+    !name.bytes().any(|b| b == b'"' || b == b'\\')
 }
 
 /// Whether `a` and `b` are the same bytes: a short name (most are) compared byte by
@@ -95,8 +98,8 @@ impl<'a> Reader<'a> {
     /// A name of `known` spelled in place without escapes, its `:` right after it,
     /// is found by comparing bytes where it lies, whatever its length; any other
     /// name is read as [`next_member_name`](Reader::next_member_name) reads it, and
-    /// then compared. A name of `known` that holds `"` or `\` is only ever matched
-    /// decoded.
+    /// then compared. The names in `known` hold no `"` and no `\` (member names
+    /// that need escapes are matched with [`next_member_name`](Reader::next_member_name)).
     #[inline(always)]
     pub fn next_known_member(&mut self, known: &[&str]) -> Result<Option<Name<'a>>, Error> {
         if let Some(index) = self.known_name_in_place(known) {
@@ -134,6 +137,10 @@ impl<'a> Reader<'a> {
         if input.get(end + 1) != Some(&b':') {
             return None;
         }
+        debug_assert!(
+            known.get(index).is_none_or(|name| plain(name)),
+            "names need no escape"
+        );
         self.pos = end + 2;
         self.after_open = false;
         Some(index)
@@ -189,6 +196,11 @@ impl<'a> Reader<'a> {
             return None;
         }
         let (index, end) = known_at(self.input(), self.pos + 1, known)?;
+        // A value with a quote or a backslash is never written as it is: such text
+        // is not JSON, and the general reading tells what it is.
+        if !known.get(index).is_some_and(|name| plain(name)) {
+            return None;
+        }
         self.pos = end + 1;
         self.after_open = false;
         Some(index)
