@@ -91,6 +91,24 @@ impl InitializeParams {
     }
 }
 
+/// How a message holding tools is read, with `rejected` to keep the good ones.
+type ReadWith<T> = for<'a> fn(&mut Reader<'a>, &mut Option<&mut Vec<RejectedTool>>) -> Read<T>;
+
+/// Reads `raw` with `read_with`, leaving out each tool descriptor that does not fit
+/// and listing it beside what was read.
+fn keeping_good_tools<T>(
+    raw: RawValue<'_>,
+    read_with: ReadWith<T>,
+) -> Result<(T, Vec<RejectedTool>), FieldError> {
+    let mut rejected = Vec::new();
+    let mut r = raw.reader();
+    let read = read_with(&mut r, &mut Some(&mut rejected));
+    match read.and_then(|field| r.finish().map(|()| field)) {
+        Ok(value) => value.map(|value| (value, rejected)),
+        Err(error) => Err(FieldError::not_json(error)),
+    }
+}
+
 impl InitializeResult {
     /// Reads an `initialize` result, leaving out each tool descriptor that does not
     /// fit (a numeric `description`, a string `inputSchema`, ...) and saying which in
@@ -99,13 +117,7 @@ impl InitializeResult {
     pub fn from_raw_keeping_good_tools(
         raw: RawValue<'_>,
     ) -> Result<(InitializeResult, Vec<RejectedTool>), FieldError> {
-        let mut rejected = Vec::new();
-        let mut r = raw.reader();
-        let read = InitializeResult::read_with(&mut r, &mut Some(&mut rejected));
-        match read.and_then(|field| r.finish().map(|()| field)) {
-            Ok(result) => result.map(|result| (result, rejected)),
-            Err(error) => Err(FieldError::not_json(error)),
-        }
+        keeping_good_tools(raw, InitializeResult::read_with)
     }
 
     pub(super) fn read(r: &mut Reader<'_>) -> Read<InitializeResult> {
@@ -322,13 +334,7 @@ impl ToolList {
     pub fn from_raw_keeping_good_tools(
         raw: RawValue<'_>,
     ) -> Result<(ToolList, Vec<RejectedTool>), FieldError> {
-        let mut rejected = Vec::new();
-        let mut r = raw.reader();
-        let read = ToolList::read_with(&mut r, &mut Some(&mut rejected));
-        match read.and_then(|field| r.finish().map(|()| field)) {
-            Ok(list) => list.map(|list| (list, rejected)),
-            Err(error) => Err(FieldError::not_json(error)),
-        }
+        keeping_good_tools(raw, ToolList::read_with)
     }
 
     pub(super) fn read(r: &mut Reader<'_>) -> Read<ToolList> {
