@@ -362,7 +362,9 @@ impl Extension {
         self.out.reclaim();
         loop {
             if self.out.is_pending() {
-                return Output::Transmit(self.out.hand_out().unwrap_or_default());
+                let bytes = self.out.hand_out();
+                debug_assert!(bytes.is_some(), "pending bytes are handed out");
+                return Output::Transmit(bytes.unwrap_or_default());
             }
             if let Some(event) = self.events.pop_front() {
                 return Output::Event(event);

@@ -581,7 +581,9 @@ impl Core {
                 return Output::Wait(self.next_timer().map(|timer| timer.at));
             }
         }
-        Output::Transmit(self.out.hand_out().unwrap_or_default())
+        let bytes = self.out.hand_out();
+        debug_assert!(bytes.is_some(), "pending bytes are handed out");
+        Output::Transmit(bytes.unwrap_or_default())
     }
 
     /// Does the next piece of pending work, if any: fire one due timer, handle one

@@ -98,18 +98,6 @@ enum LoneSurrogate {
     Reject,
 }
 
-impl Reader<'_> {
-    /// Whether `a` and `b` are the same bytes, compared as [`read_str_among`]
-    /// compares a text with the names it knows: most names without a call. For the
-    /// layers above, which look names up.
-    ///
-    /// [`read_str_among`]: Reader::read_str_among
-    #[inline]
-    pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-        same_bytes(a, b)
-    }
-}
-
 impl<'a> Reader<'a> {
     /// A reader at the start of `input`.
     pub fn new(input: &'a [u8], options: &ParseOptions) -> Reader<'a> {

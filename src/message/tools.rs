@@ -210,7 +210,9 @@ fn read_tools_with(
             Ok(tool) => tools.push(tool),
             Err(error) => {
                 // The descriptor's text is JSON (it was just read past): its name, if any.
-                let text = r.input().get(start..r.offset()).unwrap_or_default();
+                let text = r.input().get(start..r.offset());
+                debug_assert!(text.is_some(), "the descriptor lies within the input");
+                let text = text.unwrap_or_default();
                 let name = json::parse(text)
                     .ok()
                     .and_then(|v| v.get("name").and_then(Value::as_str).map(String::from));

@@ -11,7 +11,7 @@ use super::equality::json_equal;
 use super::keywords::{Bound, JsonType, Keywords, characters};
 use super::numbers::{Decimal, compare_numbers};
 use super::{SchemaError, validate};
-use crate::json::{Number, Object, Reader, Str, Value};
+use crate::json::{Number, Object, Str, Value};
 
 /// A schema read once, for checking many inputs against it: what an endpoint keeps
 /// for each tool's `inputSchema`.
@@ -215,7 +215,7 @@ fn length_bit(len: usize) -> u64 {
 
 /// Whether two names are the same bytes. Names of up to 16 bytes are compared
 /// without a call: the first, middle and last byte up to 3 bytes, the first and
-/// last four up to 7, and as [`Reader::same_bytes`] has it from 8.
+/// last four up to 7, and as slices from 8.
 #[inline(always)]
 fn same_name(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
@@ -231,7 +231,7 @@ fn same_name(a: &[u8], b: &[u8]) -> bool {
             a.first_chunk::<4>() == b.first_chunk::<4>()
                 && a.last_chunk::<4>() == b.last_chunk::<4>()
         }
-        _ => Reader::same_bytes(a, b),
+        _ => a == b,
     }
 }
 
