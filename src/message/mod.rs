@@ -104,7 +104,7 @@ pub mod method {
     /// `shutdown`: a notification from the Core; the extension exits with code 0.
     pub const SHUTDOWN: &str = "shutdown";
     /// Every method of the protocol, the most frequent first: what the endpoints tell
-    /// the decoder to expect (`rpc::IncomingView::decode_expecting`), so a method
+    /// the decoder to expect (`rpc::DecodeOptions::expecting`), so a method
     /// comes out as one of these constants, without a check of its text.
     pub const ALL: &[&str] = &[PROGRESS, TOOLS_EXECUTE, INITIALIZE, TOOLS_LIST, SHUTDOWN];
 }
