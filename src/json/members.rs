@@ -180,7 +180,7 @@ impl<'a> Reader<'a> {
                 ),
             });
         }
-        let (text, replaced) = self.read_str()?;
+        let (text, replaced) = self.str_not_plain()?;
         Ok(match find(known, text.as_bytes()) {
             Some(index) => (Name::Known(index), replaced),
             None => (Name::Other(text), replaced),

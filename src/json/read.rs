@@ -337,28 +337,16 @@ impl<'a> Reader<'a> {
     /// when it holds no escape.
     #[inline]
     pub fn read_str(&mut self) -> Result<(Cow<'a, str>, bool), Error> {
-        self.read_str_among(&[])
+        if let Some(text) = self.plain_str() {
+            // ASCII, so UTF-8: the check, the one way to a `&str`, always passes.
+            return Ok((Cow::Borrowed(core::str::from_utf8(text).sure()), false));
+        }
+        self.str_not_plain()
     }
 
-    /// [`read_str`](Reader::read_str) for a string expected to be one of `known`:
-    /// when it is, written without escapes, the text is that one of `known`, found
-    /// by comparing bytes, with no UTF-8 check of the input to make.
-    #[inline]
-    pub(crate) fn read_str_among(
-        &mut self,
-        known: &[&'static str],
-    ) -> Result<(Cow<'a, str>, bool), Error> {
-        if let Some(text) = self.plain_str() {
-            let text = match known
-                .iter()
-                .find(|known| same_bytes(known.as_bytes(), text))
-            {
-                Some(known) => known,
-                // ASCII, so UTF-8: the check, the one way to a `&str`, always passes.
-                None => core::str::from_utf8(text).sure(),
-            };
-            return Ok((Cow::Borrowed(text), false));
-        }
+    /// [`read_str`](Reader::read_str) for a string that
+    /// [`plain_str`](Reader::plain_str) turned down (or any other value, an error).
+    pub(super) fn str_not_plain(&mut self) -> Result<(Cow<'a, str>, bool), Error> {
         self.after_open = false;
         if self.peek() != Some(b'"') {
             return Err(self.error(ErrorKind::ExpectedString, self.pos));

@@ -16,7 +16,7 @@ use super::types::{ErrorCode, ErrorObject, Id, Message, Notification, Request, R
 use super::view::{
     ErrorView, IncomingView, MessageView, NotificationView, RequestView, ResponseView,
 };
-use crate::json::{self, Name, Number, ParseOptions, RawValue, Reader, Value};
+use crate::json::{self, Name, ParseOptions, RawValue, Reader, Value};
 
 /// What one line holds: a single message or a batch.
 ///
@@ -665,13 +665,6 @@ fn read_version(reader: &mut Reader<'_>) -> Result<bool, json::Error> {
     Ok(reader.read_known_str(&["2.0"])?.0 == Name::Known(0))
 }
 
-/// The number at the reader (its first byte was seen to be `-` or a digit), its
-/// text checked by the reader and taken as it is.
-#[inline]
-pub(crate) fn read_number(reader: &mut Reader<'_>) -> Result<Number, json::Error> {
-    reader.read_number()
-}
-
 /// Reads an `id` value: a string, an integer text or `null`.
 fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json::Error> {
     match reader.peek() {
@@ -683,7 +676,7 @@ fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json:
                 Ok(Id::String(text.into_owned()))
             })
         }
-        Some(b'-' | b'0'..=b'9') => match read_number(reader)? {
+        Some(b'-' | b'0'..=b'9') => match reader.read_number()? {
             n if n.is_integer() => Ok(Ok(Id::Number(n))),
             _ => Ok(Err(DecodeErrorKind::InvalidId)),
         },
@@ -776,7 +769,7 @@ impl ErrorMember {
 /// Reads an integer that fits an `i64`; `None` (value consumed) for anything else.
 fn read_integer(reader: &mut Reader<'_>) -> Result<Option<i64>, json::Error> {
     match reader.peek() {
-        Some(b'-' | b'0'..=b'9') => Ok(read_number(reader)?.as_i64()),
+        Some(b'-' | b'0'..=b'9') => Ok(reader.read_number()?.as_i64()),
         _ => {
             reader.skip_value()?;
             Ok(None)
@@ -864,6 +857,7 @@ impl LinePrefix {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::Number;
     use alloc::format;
     use alloc::string::String;
 
