@@ -23,12 +23,14 @@ enum Payload<'a> {
 }
 
 /// How the Extension reads payloads: `runs` when a `tools/execute` request would
-/// run (initialized, not shutting down).
-struct Payloads {
+/// run (initialized, not shutting down); a request's input is read with the
+/// Extension's own `parser`, whose scratch space serves every request.
+struct Payloads<'p> {
     runs: bool,
+    parser: &'p mut json::Parser,
 }
 
-impl<'a> rpc::Payloads<'a> for Payloads {
+impl<'a> rpc::Payloads<'a> for Payloads<'_> {
     type Payload = Payload<'a>;
 
     #[inline]
@@ -41,7 +43,7 @@ impl<'a> rpc::Payloads<'a> for Payloads {
             Some(PayloadOf::Params {
                 id: Some(_),
                 method: method::TOOLS_EXECUTE,
-            }) if self.runs => ExecuteParams::read_from(reader).map(Payload::Execute),
+            }) if self.runs => ExecuteParams::read_with(reader, self.parser).map(Payload::Execute),
             _ => reader.read_raw().map(Payload::Raw),
         }
     }
@@ -105,6 +107,7 @@ impl Extension {
         // other gets its answer from the text.
         let payloads = Payloads {
             runs: self.initialized && !self.shutting_down,
+            parser: &mut self.parser,
         };
         let options = &DecodeOptions::DEFAULT.expecting(method::ALL);
         match rpc::decode_reading(line, options, payloads) {

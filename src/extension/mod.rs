@@ -70,7 +70,7 @@ use core::fmt;
 pub use events::{Event, Excerpt, Input, Output, PeerError, UsageError};
 
 use crate::frame::{self, LineDecoder};
-use crate::json::Value;
+use crate::json::{self, Value};
 use crate::message::{Progress, Tool, ToolList, ToolResult, method};
 use crate::rpc::{self, Envelope, ErrorObject, Id, Response};
 use batch::{BatchId, Batches};
@@ -294,6 +294,8 @@ pub struct Extension {
     registry: Registry,
     config: Config,
     decoder: LineDecoder,
+    /// Reads each request's input, its scratch space kept from one to the next.
+    parser: json::Parser,
     /// The output buffer, reused for every message.
     out: frame::OutputBuffer,
     events: VecDeque<Event>,
@@ -321,6 +323,7 @@ impl Extension {
             info,
             registry: Registry::new(tools),
             decoder: LineDecoder::with_max_line_bytes(config.max_line_bytes),
+            parser: json::Parser::new(),
             config,
             out: frame::OutputBuffer::new(),
             events: VecDeque::new(),

@@ -81,12 +81,27 @@ impl ExecuteParams {
     }
 
     pub(super) fn read(r: &mut Reader<'_>) -> Read<ExecuteParams> {
+        ExecuteParams::read_input_with(r, Reader::read_value)
+    }
+
+    /// Reads `tools/execute` params, the `input` with `parser`'s scratch space: how
+    /// an endpoint that keeps a [`json::Parser`] reads every request's input.
+    pub(crate) fn read_with(r: &mut Reader<'_>, parser: &mut json::Parser) -> Read<ExecuteParams> {
+        ExecuteParams::read_input_with(r, |r| parser.read(r))
+    }
+
+    /// The one reading of the params, the `input` value read by `read_input`.
+    #[inline(always)]
+    fn read_input_with<'a>(
+        r: &mut Reader<'a>,
+        mut read_input: impl FnMut(&mut Reader<'a>) -> Result<Value, json::Error>,
+    ) -> Read<ExecuteParams> {
         // Any value is an input: it is kept as it is read, with nothing to check.
         let (mut tool_name, mut input) = (Slot::new(), None);
         let members = read_members(r, &["toolName", "input"], |member, r| {
             match member {
                 0 => tool_name.read(r, read_str)?,
-                _ => input = Some(r.read_value()?),
+                _ => input = Some(read_input(r)?),
             }
             Ok(())
         })?;
