@@ -10,7 +10,7 @@ use alloc::string::String;
 
 use super::error::{Error, ErrorKind, Sure};
 use super::read::Reader;
-use super::scan::same_bytes;
+use super::scan::{same_bytes, special_bytes, word_at};
 use super::string::Str;
 
 /// A name read from the input and matched against a list of known names: a
@@ -53,9 +53,18 @@ fn known_at(input: &[u8], first: usize, known: &[&str]) -> Option<(usize, usize)
     None
 }
 
-/// Whether `name` is written in JSON as it is: it holds no quote and no backslash.
+/// Whether `name` is written in JSON as it is: it holds no quote, no backslash and
+/// no control character (found a word at a time).
+#[inline]
 fn plain(name: &str) -> bool {
-    !name.bytes().any(|b| b == b'"' || b == b'\\')
+    let name = name.as_bytes();
+    match name.len().checked_sub(8) {
+        // Two words cover a name of 8 to 16 bytes.
+        Some(last @ 0..=8) => [0, last]
+            .into_iter()
+            .all(|at| word_at(name, at).is_some_and(|word| special_bytes(word) == 0)),
+        _ => name.iter().all(|&b| b >= b' ' && b != b'"' && b != b'\\'),
+    }
 }
 
 /// Whether `a` and `b` are the same bytes: a short name (most are) compared byte by
