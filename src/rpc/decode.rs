@@ -607,22 +607,32 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
 
     /// Applies the rules that depend on which members are present, and builds the
     /// message or the error.
+    #[inline(always)]
     fn into_message(self) -> Result<F::Message, DecodeError> {
         let has_version = self.has(Member::Jsonrpc);
         let response_like =
             (self.has(Member::Result) || self.has(Member::Error)) && !self.has(Member::Method);
-        let id = self.id;
+        // Taken apart at once: each part moves once, into the message.
+        let Envelope {
+            id,
+            method,
+            params,
+            result,
+            error,
+            problem,
+            ..
+        } = self;
         let fail = |kind, id| Err(DecodeError::new(kind, id, response_like));
-        if let Some(problem) = self.problem {
+        if let Some(problem) = problem {
             return fail(problem, id);
         }
         if !has_version {
             return fail(DecodeErrorKind::Version, id);
         }
         // No problem was noted, so every member present was read into its field.
-        match (self.method, self.result, self.error, id) {
-            (Some(method), None, None, Some(id)) => Ok(F::request(id, method, self.params)),
-            (Some(method), None, None, None) => Ok(F::notification(method, self.params)),
+        match (method, result, error, id) {
+            (Some(method), None, None, Some(id)) => Ok(F::request(id, method, params)),
+            (Some(method), None, None, None) => Ok(F::notification(method, params)),
             (Some(_), _, _, id) => fail(DecodeErrorKind::MethodWithOutcome, id),
             (None, Some(_), Some(_), id) => fail(DecodeErrorKind::ResultAndError, id),
             (None, None, None, id) => fail(DecodeErrorKind::NoMethodOrOutcome, id),
