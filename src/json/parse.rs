@@ -74,7 +74,7 @@ pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> 
 /// ```
 pub struct Parser {
     options: ParseOptions,
-    tree: Tree,
+    tree: Tree<0>,
 }
 
 impl Parser {

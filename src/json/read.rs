@@ -21,7 +21,9 @@ use super::scan::{
     HIGH, RunEnds, SHORT_ESCAPES, Specials, characters_at_end, characters_end, ends_run,
     escape_end, find_run_end, hex4, number_end, run_end, same_bytes, special_bytes, word_at,
 };
-use super::sink::{ARRAY, Nesting, OBJECT, Place, Sink, Skip, Strings, Text, Tree, checked_str};
+use super::sink::{
+    ARRAY, INLINE_ITEMS, Nesting, OBJECT, Place, Sink, Skip, Strings, Text, Tree, checked_str,
+};
 use super::string::Str;
 use super::value::{Number, Value};
 
@@ -312,12 +314,12 @@ impl<'a> Reader<'a> {
     /// current depth. [`Parser::read`](super::Parser::read) does the same with
     /// scratch space kept from one value to the next.
     pub fn read_value(&mut self) -> Result<Value, Error> {
-        Tree::fresh(|tree| self.read_into(tree))
+        Tree::<INLINE_ITEMS>::fresh(|tree| self.read_into(tree))
     }
 
     /// [`read_value`](Reader::read_value) with `tree`'s scratch stacks, left empty.
     #[inline(always)]
-    pub(super) fn read_into(&mut self, tree: &mut Tree) -> Result<Value, Error> {
+    pub(super) fn read_into<const N: usize>(&mut self, tree: &mut Tree<N>) -> Result<Value, Error> {
         let walked = self.walk(tree);
         let value = tree.finish();
         walked.map(|()| value)

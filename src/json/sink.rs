@@ -196,21 +196,21 @@ impl Sink<'_> for Skip {
 /// their `Str` (inline when short), so each costs at most one exact-size
 /// allocation; a long one takes the scratch text with it ([`HAND_OVER_TEXT_BYTES`]).
 /// A tree used again (by a [`Parser`](super::Parser)) keeps what it allocated.
-pub(super) struct Tree {
+pub(super) struct Tree<const N: usize = INLINE_ITEMS> {
     /// Members of the open objects. A member is pushed with a `null` placeholder
     /// when its name is read.
-    members: Stack<(Str, Value), INLINE_ITEMS>,
+    members: Stack<(Str, Value), N>,
     /// Elements of the open arrays, and the root value.
-    elements: Stack<Value, INLINE_ITEMS>,
+    elements: Stack<Value, N>,
     /// For each open container, where its members or elements start.
-    starts: Stack<usize, INLINE_ITEMS>,
+    starts: Stack<usize, N>,
     /// Where strings with escapes are decoded.
     text: String,
 }
 
 /// How many items of each scratch stack are kept in the tree itself: enough for
 /// the payloads of most messages.
-const INLINE_ITEMS: usize = 8;
+pub(super) const INLINE_ITEMS: usize = 8;
 
 /// Scratch stacks that grew past this many items are not kept for the next parse.
 const KEEP_SCRATCH_ITEMS: usize = 1024;
@@ -346,9 +346,9 @@ impl<T: Default + Empty, const N: usize> Stack<T, N> {
     }
 }
 
-impl Tree {
+impl<const N: usize> Tree<N> {
     /// An empty tree.
-    pub(super) fn new() -> Tree {
+    pub(super) fn new() -> Tree<N> {
         Tree {
             members: Stack::new(),
             elements: Stack::new(),
@@ -360,7 +360,7 @@ impl Tree {
     /// Runs `f` with a new tree, which is then let go without a call to drop each
     /// of its empty inline places: it is built where it stays, and never moved.
     #[inline(always)]
-    pub(super) fn fresh<R>(f: impl FnOnce(&mut Tree) -> R) -> R {
+    pub(super) fn fresh<R>(f: impl FnOnce(&mut Tree<N>) -> R) -> R {
         let mut tree = Tree::new();
         let out = f(&mut tree);
         tree.members.let_go();
@@ -491,7 +491,7 @@ pub(super) fn checked_str(input: &[u8], start: usize, end: usize) -> Str {
     }
 }
 
-impl Strings<'_> for Tree {
+impl<const N: usize> Strings<'_> for Tree<N> {
     type Text = String;
     /// See [`Tree::text`].
     #[inline(always)]
@@ -537,7 +537,7 @@ impl Strings<'_> for Tree {
     }
 }
 
-impl Sink<'_> for Tree {
+impl<const N: usize> Sink<'_> for Tree<N> {
     #[inline]
     fn literal(&mut self, v: Value, in_object: bool) {
         self.complete(v, in_object);
