@@ -144,10 +144,10 @@ pub(super) fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
 }
 
 /// Whether `a` and `b` are the same bytes. Texts of 8 to 16 bytes (most method
-/// names) are compared as two words, the first eight bytes and the last eight,
-/// without a call.
+/// and tool names) are compared as two words, the first eight bytes and the last
+/// eight, without a call.
 #[inline]
-pub(super) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

@@ -255,7 +255,7 @@ impl Tool {
     /// check): how both endpoints find a tool by name, in declaration order.
     #[inline]
     pub(crate) fn is_named(&self, name: &[u8]) -> bool {
-        self.name.as_bytes() == name
+        json::scan::same_bytes(self.name.as_bytes(), name)
     }
 
     /// Checks `input` against the tool's `inputSchema` with
