@@ -496,9 +496,7 @@ impl<'a> Reader<'a> {
                             sink.close(OBJECT, in_object);
                         }
                         Some(b'"') => {
-                            self.pos = pos;
-                            self.string(sink, Place::Name)?;
-                            pos = self.colon()?;
+                            pos = self.member_name_at(sink, pos)?;
                             open.push(OBJECT);
                             in_object = true;
                             continue;
@@ -525,9 +523,15 @@ impl<'a> Reader<'a> {
                     }
                 }
                 Some(b'"') => {
-                    self.pos = pos;
-                    self.string(sink, Place::Value { in_object })?;
-                    pos = self.pos;
+                    let place = Place::Value { in_object };
+                    pos = match Reader::ascii_string(input, pos, sink, place) {
+                        Ok(after) => after,
+                        Err(end) => {
+                            self.pos = pos;
+                            self.string_from(sink, place, pos + 1, end)?;
+                            self.pos
+                        }
+                    };
                 }
                 Some(b'-' | b'0'..=b'9') => {
                     let start = pos;
@@ -536,15 +540,15 @@ impl<'a> Reader<'a> {
                 }
                 Some(b't') => {
                     pos = self.literal_at(pos, b"true")?;
-                    sink.literal(Value::Bool(true), in_object);
+                    sink.literal(Some(true), in_object);
                 }
                 Some(b'f') => {
                     pos = self.literal_at(pos, b"false")?;
-                    sink.literal(Value::Bool(false), in_object);
+                    sink.literal(Some(false), in_object);
                 }
                 Some(b'n') => {
                     pos = self.literal_at(pos, b"null")?;
-                    sink.literal(Value::Null, in_object);
+                    sink.literal(None, in_object);
                 }
                 _ => return Err(self.unexpected_at(pos)),
             }
@@ -561,9 +565,7 @@ impl<'a> Reader<'a> {
                         if next_byte(input, &mut pos) != Some(b'"') {
                             return Err(self.unexpected_at(pos));
                         }
-                        self.pos = pos;
-                        self.string(sink, Place::Name)?;
-                        pos = self.colon()?;
+                        pos = self.member_name_at(sink, pos)?;
                         break;
                     }
                     (Some(b','), ARRAY) => {
@@ -588,11 +590,19 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The `:` after a member name, which ends at `self.pos`; returns the position
-    /// after it. Compact text has it right there.
+    /// The member name whose `"` is at `quote`, and the `:` after it, for
+    /// [`walk`](Reader::walk); returns the position after the `:`. Compact text has
+    /// it right after the name.
     #[inline(always)]
-    fn colon(&mut self) -> Result<usize, Error> {
-        let mut pos = self.pos;
+    fn member_name_at<S: Sink<'a>>(&mut self, sink: &mut S, quote: usize) -> Result<usize, Error> {
+        let mut pos = match Reader::ascii_string(self.input, quote, sink, Place::Name) {
+            Ok(after) => after,
+            Err(end) => {
+                self.pos = quote;
+                self.string_from(sink, Place::Name, quote + 1, end)?;
+                self.pos
+            }
+        };
         if next_byte(self.input, &mut pos) == Some(b':') {
             return Ok(pos + 1);
         }
@@ -627,13 +637,41 @@ impl<'a> Reader<'a> {
     #[inline(always)]
     fn string<S: Strings<'a>>(&mut self, sink: &mut S, place: Place) -> Result<bool, Error> {
         let first = self.pos + 1;
-        let mut end = if S::COPIES {
-            // A first run longer than a piece goes on in `long_string`: see
-            // `string_with_escapes`.
-            find_run_end::<true, LONG_RUN>(self.input, first)
-        } else {
-            run_end(self.input, first)
-        };
+        let end = first_run_end::<S>(self.input, first);
+        self.string_from(sink, place, first, end)
+    }
+
+    /// The string whose `"` is at `quote`, when its text is one run of ASCII (most
+    /// strings in the protocol are): given to `sink`, and the position after it
+    /// returned. Otherwise `Err` with where the run ends, for
+    /// [`string_from`](Reader::string_from) to go on from, nothing given to `sink`.
+    /// [`walk`](Reader::walk) takes this case with the position kept in a local.
+    #[inline(always)]
+    fn ascii_string<S: Strings<'a>>(
+        input: &'a [u8],
+        quote: usize,
+        sink: &mut S,
+        place: Place,
+    ) -> Result<usize, usize> {
+        let first = quote + 1;
+        let end = first_run_end::<S>(input, first);
+        if input.get(end) != Some(&b'"') {
+            return Err(end);
+        }
+        sink.checked(input, first, end, place);
+        Ok(end + 1)
+    }
+
+    /// [`string`](Reader::string) on from `end`, where the first run of its text,
+    /// from `first`, ends.
+    #[inline(always)]
+    fn string_from<S: Strings<'a>>(
+        &mut self,
+        sink: &mut S,
+        place: Place,
+        first: usize,
+        mut end: usize,
+    ) -> Result<bool, Error> {
         // For a sink that takes no decoded text: the first escape, and how many
         // have been checked in place.
         let mut first_escape = usize::MAX;
@@ -1112,6 +1150,18 @@ const LONG_RUN: usize = Str::PIECE_BYTES - 8;
 /// How far past its first word each piece of a long string is searched
 /// ([`Reader::long_string`]): 16 KiB pieces in all.
 const LONG_PIECE: usize = 16 * 1024 - 8;
+
+/// Where the first run of a string's text, from `first`, ends, as `S` reads it: a
+/// sink that copies its strings stops a first run longer than a piece (it goes on
+/// in `long_string`, see `string_with_escapes`).
+#[inline(always)]
+fn first_run_end<'a, S: Strings<'a>>(input: &[u8], first: usize) -> usize {
+    if S::COPIES {
+        find_run_end::<true, LONG_RUN>(input, first)
+    } else {
+        run_end(input, first)
+    }
+}
 
 #[cfg(test)]
 mod tests {

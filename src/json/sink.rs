@@ -119,8 +119,9 @@ pub(super) trait Strings<'a> {
 /// What [`Reader::walk`](super::Reader) finds, in order. `in_object` tells whether a completed
 /// value is a member value (its name came just before) or an element / the root.
 pub(super) trait Sink<'a>: Strings<'a> {
-    /// `null`, `true` or `false`.
-    fn literal(&mut self, v: Value, in_object: bool);
+    /// `null` (`None`), `true` or `false`: nothing that needs a drop, so a sink
+    /// that takes no values costs nothing here.
+    fn literal(&mut self, v: Option<bool>, in_object: bool);
     /// A number's text, checked against the grammar.
     fn number(&mut self, input: &[u8], start: usize, end: usize, in_object: bool);
     /// An array or object starts.
@@ -182,7 +183,7 @@ impl Strings<'_> for Skip {
 }
 
 impl Sink<'_> for Skip {
-    fn literal(&mut self, _: Value, _: bool) {}
+    fn literal(&mut self, _: Option<bool>, _: bool) {}
     fn number(&mut self, _: &[u8], _: usize, _: usize, _: bool) {}
     fn open(&mut self, _: bool) {}
     fn close(&mut self, _: bool, _: bool) {}
@@ -538,8 +539,12 @@ impl<const N: usize> Strings<'_> for Tree<N> {
 }
 
 impl<const N: usize> Sink<'_> for Tree<N> {
-    #[inline]
-    fn literal(&mut self, v: Value, in_object: bool) {
+    #[inline(always)]
+    fn literal(&mut self, v: Option<bool>, in_object: bool) {
+        let v = match v {
+            Some(b) => Value::Bool(b),
+            None => Value::Null,
+        };
         self.complete(v, in_object);
     }
     #[inline]
