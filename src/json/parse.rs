@@ -47,11 +47,13 @@ pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> 
 /// A parser for many texts, one after another, that keeps its scratch space.
 ///
 /// Building a tree puts finished members and elements on scratch stacks until their
-/// container closes, and decodes strings with escapes into a scratch text. The
-/// first few levels of that space are part of the parser itself; what grows past
-/// them is allocated, and a `Parser` keeps it for the next text (up to a bound), so
-/// that parsing many values allocates little more than the values themselves.
-/// [`parse`] and [`Reader::read_value`] start from a fresh one each time.
+/// container closes, and decodes strings with escapes into a scratch text. A new
+/// parser allocates room on its stacks for the members and elements of a small
+/// value at once; what grows past that is allocated as it is needed, and a `Parser`
+/// keeps it all for the next text (up to a bound), so that parsing many values
+/// allocates little more than the values themselves. [`parse`] and
+/// [`Reader::read_value`] start from fresh scratch space each time, its first few
+/// items kept in place, without allocating.
 ///
 /// ```
 /// use dhara_protocol::json::{ParseOptions, Parser, Reader, Value};
@@ -77,6 +79,9 @@ pub struct Parser {
     tree: Tree<0>,
 }
 
+/// How many members, elements and open containers a new [`Parser`] makes room for.
+const ROOM: usize = 8;
+
 impl Parser {
     /// A parser with the default [`ParseOptions`].
     pub fn new() -> Parser {
@@ -87,7 +92,7 @@ impl Parser {
     pub fn with_options(options: ParseOptions) -> Parser {
         Parser {
             options,
-            tree: Tree::new(),
+            tree: Tree::with_room(ROOM),
         }
     }
 

@@ -262,6 +262,14 @@ impl<T: Default + Empty, const N: usize> Stack<T, N> {
         }
     }
 
+    /// An empty stack with room for `items` past its inline places.
+    fn with_room(items: usize) -> Stack<T, N> {
+        Stack {
+            spill: Vec::with_capacity(items),
+            ..Stack::new()
+        }
+    }
+
     #[inline(always)]
     fn len(&self) -> usize {
         self.len
@@ -348,6 +356,18 @@ impl<T: Default + Empty, const N: usize> Stack<T, N> {
 }
 
 impl<const N: usize> Tree<N> {
+    /// An empty tree whose scratch stacks have room for `items` each past their
+    /// inline places: a tree kept for many parses allocates its scratch once, as
+    /// it is made, for values that small.
+    pub(super) fn with_room(items: usize) -> Tree<N> {
+        Tree {
+            members: Stack::with_room(items),
+            elements: Stack::with_room(items),
+            starts: Stack::with_room(items),
+            text: String::new(),
+        }
+    }
+
     /// An empty tree.
     pub(super) fn new() -> Tree<N> {
         Tree {
