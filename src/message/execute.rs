@@ -96,15 +96,30 @@ impl ExecuteParams {
         r: &mut Reader<'a>,
         mut read_input: impl FnMut(&mut Reader<'a>) -> Result<Value, json::Error>,
     ) -> Read<ExecuteParams> {
+        const NAMES: &[&str] = &["toolName", "input"];
         // Any value is an input: it is kept as it is read, with nothing to check.
         let (mut tool_name, mut input) = (Slot::new(), None);
-        let members = read_members(r, &["toolName", "input"], |member, r| {
+        // The members in the writers' order and spelling are taken with one compare
+        // of each name; the member loop goes on from wherever that stops.
+        let usual = r.skip_prefix(r#"{"toolName":"#);
+        if usual {
+            tool_name.read(r, read_str)?;
+            if r.skip_prefix(r#","input":"#) {
+                input = Some(read_input(r)?);
+            }
+        }
+        let member = |member, r: &mut Reader<'a>| {
             match member {
                 0 => tool_name.read(r, read_str)?,
                 _ => input = Some(read_input(r)?),
             }
             Ok(())
-        })?;
+        };
+        let members = if usual {
+            read_more_members(r, NAMES, member)?
+        } else {
+            read_members(r, NAMES, member)?
+        };
         Ok(members.and_then(|()| {
             Ok(ExecuteParams {
                 tool_name: Text::from_json(tool_name.required("toolName", A_STRING)?),

@@ -3,7 +3,9 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::fields::{A_STRING, Read, Slot, object, read_id, read_members, read_string};
+use super::fields::{
+    A_STRING, Read, Slot, object, read_id, read_members, read_more_members, read_string,
+};
 use crate::json::{self, Reader, Value};
 use crate::rpc::{self, Id};
 
@@ -34,11 +36,26 @@ impl Progress {
     }
 
     pub(super) fn read(r: &mut Reader<'_>) -> Read<Progress> {
+        const NAMES: &[&str] = &["message", "id"];
         let (mut message, mut id) = (Slot::new(), Slot::new());
-        let members = read_members(r, &["message", "id"], |member, r| match member {
+        // The members in the writers' order and spelling are taken with one compare
+        // of each name; the member loop goes on from wherever that stops.
+        let usual = r.skip_prefix(r#"{"message":"#);
+        if usual {
+            message.read(r, read_string)?;
+            if r.skip_prefix(r#","id":"#) {
+                id.read(r, read_id)?;
+            }
+        }
+        let member = |member, r: &mut Reader<'_>| match member {
             0 => message.read(r, read_string),
             _ => id.read(r, read_id),
-        })?;
+        };
+        let members = if usual {
+            read_more_members(r, NAMES, member)?
+        } else {
+            read_members(r, NAMES, member)?
+        };
         Ok(members.and_then(|()| {
             Ok(Progress {
                 message: message.required("message", A_STRING)?,

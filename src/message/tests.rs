@@ -215,6 +215,34 @@ fn extra(repeated: &'static str) -> impl Strategy<Value = Vec<(String, String)>>
 }
 
 fn execute_params_text() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![1 => usual_execute_params_text(), 2 => any_execute_params_text()]
+}
+
+/// Params as the Core writes them, `{"toolName":…,"input":…}`, or near it: what the
+/// reader takes in place.
+fn usual_execute_params_text() -> impl Strategy<Value = Vec<u8>> {
+    let end = prop::sample::select(vec![
+        "}",
+        "}",
+        r#","input":{}}"#,
+        r#","toolName":"b"}"#,
+        r#","more":1}"#,
+        " }",
+        "",
+    ]);
+    (text_value(), any::<bool>(), input_value(), end)
+        .prop_map(|(tool_name, with_input, input, end)| {
+            let input = if with_input {
+                format!(r#","input":{input}"#)
+            } else {
+                String::new()
+            };
+            format!(r#"{{"toolName":{tool_name}{input}{end}"#)
+        })
+        .prop_flat_map(changed)
+}
+
+fn any_execute_params_text() -> impl Strategy<Value = Vec<u8>> {
     (
         name("toolName"),
         text_value(),
@@ -230,6 +258,29 @@ fn execute_params_text() -> impl Strategy<Value = Vec<u8>> {
 }
 
 fn progress_text() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![1 => usual_progress_text(), 2 => any_progress_text()]
+}
+
+/// Progress as extensions write it, `{"message":…}` with an `id` after it or not,
+/// or near it: what the reader takes in place.
+fn usual_progress_text() -> impl Strategy<Value = Vec<u8>> {
+    let id = prop::sample::select(vec![
+        "",
+        r#","id":7"#,
+        r#","id":"r-1""#,
+        r#","id":1.5"#,
+        r#","id":null"#,
+        r#","id":7,"id":8"#,
+        r#","message":"again""#,
+        r#","more":[1]"#,
+    ]);
+    let end = prop::sample::select(vec!["}", "}", " }", "", "}}"]);
+    (text_value(), id, end)
+        .prop_map(|(message, id, end)| format!(r#"{{"message":{message}{id}{end}"#))
+        .prop_flat_map(changed)
+}
+
+fn any_progress_text() -> impl Strategy<Value = Vec<u8>> {
     let id = prop::sample::select(vec![
         None,
         None,
