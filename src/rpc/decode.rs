@@ -450,6 +450,7 @@ fn read_entry<'a, F: Form<'a>>(form: &mut F, reader: &mut Reader<'a>) -> Entry<'
     // taken in one compare; any other start is read by the loop.
     if reader.skip_prefix(r#"{"jsonrpc":"2.0""#) {
         envelope.seen = Member::Jsonrpc.bit();
+        envelope.read_usual_members(form, reader)?;
     } else {
         reader.begin_object()?;
     }
@@ -565,42 +566,101 @@ impl<'a, F: Form<'a>> Envelope<'a, F> {
         }
         self.seen |= member.bit();
         match member {
-            Member::Jsonrpc => {
-                if !read_version(reader)? {
-                    self.note(DecodeErrorKind::Version);
-                }
+            Member::Jsonrpc => self.read_version(reader),
+            Member::Id => self.read_id(reader),
+            Member::Method => self.read_method(form, reader),
+            Member::Params => self.read_params(form, reader),
+            Member::Result => self.read_result(form, reader),
+            Member::Error => self.read_error(form, reader),
+        }
+    }
+
+    /// Reads the members that follow the version as the protocol's writers write
+    /// them, in their order: `,"id":`, `,"method":`, then `,"params":` or
+    /// `,"result":`, each name taken with one compare. The member loop goes on from
+    /// wherever this stops.
+    #[inline(always)]
+    fn read_usual_members(
+        &mut self,
+        form: &mut F,
+        reader: &mut Reader<'a>,
+    ) -> Result<(), json::Error> {
+        if reader.skip_prefix(r#","id":"#) {
+            self.seen |= Member::Id.bit();
+            self.read_id(reader)?;
+        }
+        if reader.skip_prefix(r#","method":"#) {
+            self.seen |= Member::Method.bit();
+            self.read_method(form, reader)?;
+        }
+        if reader.skip_prefix(r#","params":"#) {
+            self.seen |= Member::Params.bit();
+            self.read_params(form, reader)?;
+        } else if reader.skip_prefix(r#","result":"#) {
+            self.seen |= Member::Result.bit();
+            self.read_result(form, reader)?;
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn read_version(&mut self, reader: &mut Reader<'a>) -> Result<(), json::Error> {
+        if !read_version(reader)? {
+            self.note(DecodeErrorKind::Version);
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn read_id(&mut self, reader: &mut Reader<'a>) -> Result<(), json::Error> {
+        match read_id(reader)? {
+            // Unset until now (each member is read once): nothing to drop.
+            Ok(id) => _ = self.id.get_or_insert(id),
+            Err(problem) => self.note(problem),
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn read_method(&mut self, form: &F, reader: &mut Reader<'a>) -> Result<(), json::Error> {
+        match read_text(reader, form.methods())? {
+            Some((method, false)) => _ = self.method.get_or_insert(method),
+            Some((_, true)) => self.note(DecodeErrorKind::MethodLoneSurrogate),
+            None => self.note(DecodeErrorKind::MethodNotString),
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn read_params(&mut self, form: &mut F, reader: &mut Reader<'a>) -> Result<(), json::Error> {
+        match reader.peek() {
+            Some(b'[' | b'{') => {
+                let of = self.method.as_deref().map(|method| PayloadOf::Params {
+                    id: self.id.as_ref(),
+                    method,
+                });
+                self.params = Some(form.payload(of, reader)?);
             }
-            Member::Id => match read_id(reader)? {
-                // Unset until now (each member is read once): nothing to drop.
-                Ok(id) => _ = self.id.get_or_insert(id),
-                Err(problem) => self.note(problem),
-            },
-            Member::Method => match read_text(reader, form.methods())? {
-                Some((method, false)) => _ = self.method.get_or_insert(method),
-                Some((_, true)) => self.note(DecodeErrorKind::MethodLoneSurrogate),
-                None => self.note(DecodeErrorKind::MethodNotString),
-            },
-            Member::Params => match reader.peek() {
-                Some(b'[' | b'{') => {
-                    let of = self.method.as_deref().map(|method| PayloadOf::Params {
-                        id: self.id.as_ref(),
-                        method,
-                    });
-                    self.params = Some(form.payload(of, reader)?);
-                }
-                _ => {
-                    reader.skip_value()?;
-                    self.note(DecodeErrorKind::ParamsNotStructured);
-                }
-            },
-            Member::Result => {
-                let of = self.id.as_ref().map(|id| PayloadOf::Result { id });
-                self.result = Some(form.payload(of, reader)?);
+            _ => {
+                reader.skip_value()?;
+                self.note(DecodeErrorKind::ParamsNotStructured);
             }
-            Member::Error => match read_error_object(form, reader)? {
-                Ok(error) => self.error = Some(error),
-                Err(problem) => self.note(problem),
-            },
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn read_result(&mut self, form: &mut F, reader: &mut Reader<'a>) -> Result<(), json::Error> {
+        let of = self.id.as_ref().map(|id| PayloadOf::Result { id });
+        self.result = Some(form.payload(of, reader)?);
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn read_error(&mut self, form: &mut F, reader: &mut Reader<'a>) -> Result<(), json::Error> {
+        match read_error_object(form, reader)? {
+            Ok(error) => self.error = Some(error),
+            Err(problem) => self.note(problem),
         }
         Ok(())
     }
