@@ -33,7 +33,7 @@ struct Payloads<'p> {
 impl<'a> rpc::Payloads<'a> for Payloads<'_> {
     type Payload = Payload<'a>;
 
-    #[inline]
+    #[inline(always)]
     fn read(
         &mut self,
         of: Option<PayloadOf<'_>>,

@@ -75,7 +75,7 @@ struct Payloads<'c> {
 impl<'a> rpc::Payloads<'a> for Payloads<'_> {
     type Payload = Payload<'a>;
 
-    #[inline]
+    #[inline(always)]
     fn read(
         &mut self,
         of: Option<PayloadOf<'_>>,

@@ -348,7 +348,7 @@ impl<'a, P: Payloads<'a>> Form<'a> for Borrowed<P> {
         self.methods
     }
 
-    #[inline]
+    #[inline(always)]
     fn payload(
         &mut self,
         of: Option<PayloadOf<'_>>,
