@@ -451,6 +451,48 @@ impl<'a> Reader<'a> {
         )))
     }
 
+    /// The number at the reader when it is an integer, with no fraction and no
+    /// exponent (as a JSON-RPC id or an error code must be), kept as its text;
+    /// `Ok(None)`, with the number consumed, for any other number.
+    /// [`InvalidNumber`](ErrorKind::InvalidNumber) for any other value.
+    ///
+    /// ```
+    /// use dhara_protocol::json::{ParseOptions, Reader};
+    ///
+    /// let mut r = Reader::new(b"[17, 1.5]", &ParseOptions::DEFAULT);
+    /// r.begin_array()?;
+    /// assert!(r.next_element()?);
+    /// assert_eq!(r.read_integer()?.and_then(|n| n.as_u64()), Some(17));
+    /// assert!(r.next_element()?);
+    /// assert_eq!(r.read_integer()?, None);
+    /// # Ok::<(), dhara_protocol::json::Error>(())
+    /// ```
+    #[inline]
+    pub fn read_integer(&mut self) -> Result<Option<Number>, Error> {
+        self.after_open = false;
+        self.peek();
+        let (input, start) = (self.input, self.pos);
+        // Digits, with no leading zero and nothing after them that goes on with a
+        // fraction or an exponent (as ids mostly are), are taken in one pass.
+        let first = start + usize::from(input.get(start) == Some(&b'-'));
+        let mut end = first;
+        while input.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+        let plain = match input.get(first..end) {
+            Some([b'0', _, ..]) | Some([]) | None => false,
+            Some(_) => !matches!(input.get(end), Some(b'.' | b'e' | b'E')),
+        };
+        if plain {
+            self.pos = end;
+            return Ok(Some(Number::from_checked_text(checked_str(
+                input, start, end,
+            ))));
+        }
+        let number = self.read_number()?;
+        Ok(number.is_integer().then_some(number))
+    }
+
     /// Checks that only whitespace remains.
     pub fn finish(&mut self) -> Result<(), Error> {
         match self.peek() {
@@ -1168,6 +1210,31 @@ mod tests {
 
     use super::*;
     use crate::json::{Object, parse};
+    use alloc::{format, vec};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// [`Reader::read_integer`] takes a plain integer in one pass, and any other
+        /// number through the grammar: the same number, the same place after it and
+        /// the same error as [`Reader::read_number`] followed by
+        /// [`Number::is_integer`], for integers, fractions, exponents, leading zeros,
+        /// signs alone and what may follow a number.
+        #[test]
+        fn integers_read_as_numbers_read(
+            number in r"-?(0|[1-9][0-9]{0,24}|0[0-9]{1,3}|)(\.[0-9]{0,3})?([eE][+-]?[0-9]{0,3})?",
+            after in prop::sample::select(vec!["", ",", "}", " ", "a", ".", "e", "\"\""]),
+        ) {
+            let text = format!("{number}{after}");
+            let mut integer = Reader::new(text.as_bytes(), &ParseOptions::DEFAULT);
+            let mut general = Reader::new(text.as_bytes(), &ParseOptions::DEFAULT);
+            let read = integer.read_integer();
+            let expected = general.read_number().map(|n| n.is_integer().then_some(n));
+            prop_assert_eq!(&read, &expected, "{}", text);
+            if read.is_ok() {
+                prop_assert_eq!(integer.offset(), general.offset(), "{}", text);
+            }
+        }
+    }
 
     /// Strings whose first run of ASCII is longer than a piece are copied as they
     /// are scanned: parsed into a tree they give the same text, or the same error at

@@ -220,11 +220,9 @@ pub(super) fn read_id(r: &mut Reader<'_>) -> Read<Option<Id>> {
             Id::Null
         }
         Some(b'"') => Id::String(r.read_string()?.0),
-        Some(b'-' | b'0'..=b'9') => match r.read_number()? {
-            n if n.is_integer() => Id::Number(n),
-            _ => {
-                return Ok(Err(FieldError::new(AN_ID, Some("number"))));
-            }
+        Some(b'-' | b'0'..=b'9') => match r.read_integer()? {
+            Some(n) => Id::Number(n),
+            None => return Ok(Err(FieldError::new(AN_ID, Some("number")))),
         },
         _ => return mistyped(r, AN_ID),
     };

@@ -746,9 +746,9 @@ fn read_id(reader: &mut Reader<'_>) -> Result<Result<Id, DecodeErrorKind>, json:
                 Ok(Id::String(text.into_owned()))
             })
         }
-        Some(b'-' | b'0'..=b'9') => match reader.read_number()? {
-            n if n.is_integer() => Ok(Ok(Id::Number(n))),
-            _ => Ok(Err(DecodeErrorKind::InvalidId)),
+        Some(b'-' | b'0'..=b'9') => match reader.read_integer()? {
+            Some(n) => Ok(Ok(Id::Number(n))),
+            None => Ok(Err(DecodeErrorKind::InvalidId)),
         },
         Some(b'n') => {
             reader.skip_value()?; // `null`, or a JSON error
