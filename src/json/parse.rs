@@ -111,6 +111,7 @@ impl Parser {
 
     /// Reads the value at `reader`, as [`Reader::read_value`] does (under the
     /// reader's options), with this parser's scratch space.
+    #[inline]
     pub fn read(&mut self, reader: &mut Reader<'_>) -> Result<Value, Error> {
         reader.read_into(&mut self.tree)
     }

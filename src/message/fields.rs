@@ -289,6 +289,7 @@ pub(super) fn read_members<'a>(
 }
 
 /// The rest of [`read_members`], from the next member (or the object's end) on.
+#[inline]
 pub(super) fn read_more_members<'a>(
     r: &mut Reader<'a>,
     names: &[&str],
