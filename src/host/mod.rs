@@ -736,6 +736,7 @@ impl Core {
         }
     }
 
+    #[inline]
     fn deadline(&self, options: &CallOptions) -> Deadline {
         Deadline::new(
             self.now,

@@ -341,6 +341,10 @@ impl<T: Default + Empty, const N: usize> Stack<T, N> {
 
     /// Empties the stack; its `Vec` is let go when it grew past what is kept.
     fn clear(&mut self) {
+        // After a whole value the stack is empty already.
+        if self.len == 0 && self.spill.capacity() <= KEEP_SCRATCH_ITEMS {
+            return;
+        }
         let inline_end = self.len.min(N);
         if let Some(inline) = self.inline.get_mut(..inline_end) {
             inline
