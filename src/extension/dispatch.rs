@@ -196,7 +196,10 @@ impl Extension {
                 self.reply_result(route, id, Value::from(tools));
             }
             method::TOOLS_EXECUTE => {
-                let params = ExecuteParams::from_raw(params.unwrap_or(RawValue::NULL));
+                let params = ExecuteParams::from_raw_with(
+                    params.unwrap_or(RawValue::NULL),
+                    &mut self.parser,
+                );
                 self.execute(route, id, params);
             }
             // `progress` is defined, but only from the extension to the Core.
@@ -206,7 +209,7 @@ impl Extension {
                     self.events.push_back(Event::Request {
                         request,
                         method: method.into_owned(),
-                        params: params.map(|params| params.parse()),
+                        params: params.map(|params| self.parser.parse_raw(&params)),
                     });
                 }
             }
@@ -220,7 +223,7 @@ impl Extension {
         } else {
             self.events.push_back(Event::Notification {
                 method: String::from(method),
-                params: params.map(|params| params.parse()),
+                params: params.map(|params| self.parser.parse_raw(&params)),
             });
         }
     }

@@ -3,8 +3,9 @@
 
 use core::fmt;
 
-use super::error::Error;
+use super::error::{Error, Sure};
 use super::options::ParseOptions;
+use super::raw::RawValue;
 use super::read::Reader;
 use super::sink::Tree;
 use super::value::Value;
@@ -114,6 +115,22 @@ impl Parser {
     #[inline]
     pub fn read(&mut self, reader: &mut Reader<'_>) -> Result<Value, Error> {
         reader.read_into(&mut self.tree)
+    }
+
+    /// The value of `raw`, as [`RawValue::parse`] builds it (under the options it
+    /// was checked with), with this parser's scratch space.
+    ///
+    /// ```
+    /// use dhara_protocol::json::{ParseOptions, Parser, RawValue, Value};
+    ///
+    /// let raw = RawValue::from_text(r#"{"a": [1, 2]}"#, &ParseOptions::DEFAULT)?;
+    /// let mut parser = Parser::new();
+    /// assert_eq!(parser.parse_raw(&raw), raw.parse());
+    /// # Ok::<(), dhara_protocol::json::Error>(())
+    /// ```
+    pub fn parse_raw(&mut self, raw: &RawValue<'_>) -> Value {
+        // The text was checked under these very options, so reading it cannot fail.
+        self.read(&mut raw.reader()).sure()
     }
 }
 

@@ -9,9 +9,9 @@ use super::Text;
 use super::fields::{
     A_STRING, AN_ARRAY, AN_OBJECT, FieldError, ObjectWriter, Read, Slot, VALUE_TEXT, add_element,
     mistyped, object, read_flag, read_list, read_members, read_more_elements, read_more_members,
-    read_str,
+    read_str, read_whole,
 };
-use crate::json::{self, Name, Object, Reader, Str, Value};
+use crate::json::{self, Name, Object, RawValue, Reader, Str, Value};
 
 /// Params of `tools/execute`.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,6 +88,14 @@ impl ExecuteParams {
     /// an endpoint that keeps a [`json::Parser`] reads every request's input.
     pub(crate) fn read_with(r: &mut Reader<'_>, parser: &mut json::Parser) -> Read<ExecuteParams> {
         ExecuteParams::read_input_with(r, |r| parser.read(r))
+    }
+
+    /// [`from_raw`](Self::from_raw), the `input` read with `parser`'s scratch space.
+    pub(crate) fn from_raw_with(
+        raw: RawValue<'_>,
+        parser: &mut json::Parser,
+    ) -> Result<ExecuteParams, FieldError> {
+        read_whole(raw.reader(), |r| ExecuteParams::read_with(r, parser))
     }
 
     /// The one reading of the params, the `input` value read by `read_input`.

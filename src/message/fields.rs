@@ -351,7 +351,7 @@ pub(super) const VALUE_TEXT: ParseOptions = ParseOptions {
 /// Reads a type from a reader at the start of its value, to the end of the text.
 pub(super) fn read_whole<'a, T>(
     mut r: Reader<'a>,
-    read: fn(&mut Reader<'a>) -> Read<T>,
+    read: impl FnOnce(&mut Reader<'a>) -> Read<T>,
 ) -> Result<T, FieldError> {
     match read(&mut r).and_then(|field| r.finish().map(|()| field)) {
         Ok(field) => field,
