@@ -873,60 +873,38 @@ impl<'a> Reader<'a> {
             Place::Name => LoneSurrogate::Reject,
             Place::Value { .. } => self.value_surrogates(),
         };
-        // A sink that takes the text decodes the input's bytes and checks them as
-        // UTF-8 once, decoded; one that does not decodes (skips) the input checked
-        // as UTF-8 where it lies, once for all the strings after it.
-        let text = if S::DECODES {
-            self.input.get(first..).sure()
-        } else {
-            self.text_from(first).as_bytes()
-        };
+        let text = self.text_from(first);
         let mut out = sink.start_text(text, special - first);
         let mut replaced = false;
-        let decoded = self.decode(text, first, special - first, &mut out, lone, &mut replaced);
-        let stop = match decoded {
-            Ok(stop) if text.get(stop) == Some(&b'"') => Some(stop),
-            _ => None,
-        };
-        match (stop, out.finish()) {
-            (Some(stop), Some(out)) => {
-                sink.decoded(out, place);
-                self.pos = first + stop + 1;
-                Ok(replaced)
-            }
-            _ => Err(self.string_error(first, decoded.err())),
-        }
-    }
-
-    /// The error of the string with escapes whose text starts at `input[first]`, when
-    /// it did not decode whole: the error its decoding met (`found`), unless the text
-    /// stops being UTF-8, or the input ends, before that; then that.
-    #[cold]
-    fn string_error(&mut self, first: usize, found: Option<Error>) -> Error {
-        let end = first + self.text_from(first).len();
-        match found {
-            Some(error) if error.offset() < end => error,
-            _ => match self.input.get(end) {
+        let stop = self.decode(text, first, special - first, &mut out, lone, &mut replaced)?;
+        if text.as_bytes().get(stop) != Some(&b'"') {
+            // The checked text ended first: at the end of the input, or at a byte
+            // that is not UTF-8.
+            let end = first + text.len();
+            return Err(match self.input.get(end) {
                 None => self.error(ErrorKind::UnexpectedEnd, end),
                 Some(_) => self.error(ErrorKind::InvalidUtf8, end),
-            },
+            });
         }
+        sink.decoded(out.finish(), place);
+        self.pos = first + stop + 1;
+        Ok(replaced)
     }
 
-    /// Decodes the escapes and runs of `text`, the input from `input[first]` on, from
-    /// the escape at `text[i]`, into `out`. Returns where it stops: at the closing
-    /// quote, or at the end of `text`.
+    /// Decodes the escapes and runs of `text`, the checked text from `input[first]`
+    /// on, from the escape at `text[i]`, into `out`. Returns where it stops: at the
+    /// closing quote, or at the end of `text`.
     #[inline(always)]
     fn decode<T: Text>(
         &self,
-        text: &[u8],
+        text: &str,
         first: usize,
         mut i: usize,
         out: &mut T,
         lone: LoneSurrogate,
         replaced: &mut bool,
     ) -> Result<usize, Error> {
-        let bytes = text;
+        let bytes = text.as_bytes();
         let mut specials = Specials::at(bytes, i);
         loop {
             match bytes.get(i) {

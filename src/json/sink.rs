@@ -14,64 +14,61 @@ use super::value::{Number, Object, Value};
 pub(super) const OBJECT: bool = true;
 pub(super) const ARRAY: bool = false;
 
-/// What a string with escapes is decoded to: its bytes, made a `String` once
-/// whole, or nothing when only validating.
+/// What a string with escapes is decoded to: a `String`, or nothing when only
+/// validating.
 pub(super) trait Text {
     /// The finished text.
     type Out;
     /// Takes the run `text[from..to]`, which ends at a `"`, `\\` or control byte
     /// (or at the end of `text`).
-    fn take(&mut self, text: &[u8], from: usize, to: usize);
+    fn take(&mut self, text: &str, from: usize, to: usize);
     /// An ASCII character from a short escape.
     fn push_ascii(&mut self, b: u8);
     /// A character from a `\u` escape.
     fn push(&mut self, c: char);
-    /// The text; `None` when it is not UTF-8 (a run held a byte that is not).
-    fn finish(self) -> Option<Self::Out>;
+    /// The text.
+    fn finish(self) -> Self::Out;
 }
 
-/// Decoded bytes, checked to be UTF-8 once, when the string is whole: the runs
-/// between escapes are copied as bytes, with no character boundary to keep.
-impl Text for Vec<u8> {
+impl Text for String {
     type Out = String;
     /// A run of up to two [`WINDOW`]s is appended as a fixed-size window of that
-    /// size (one load and store, no call) and cut back to its end; a window that
-    /// would reach past the text is not taken, and a smaller one is tried (a window,
-    /// half of one). Longer runs, and those no window fits, are appended in one
-    /// piece.
+    /// size (one load and store, no call) and cut back to its end, a special ASCII
+    /// byte, so a character boundary; a window that would end inside a character or
+    /// past the text is not taken, and a smaller one is tried (a window, half of
+    /// one). Longer runs, and those no window fits, are appended in one piece.
     #[inline(always)]
-    fn take(&mut self, text: &[u8], from: usize, to: usize) {
+    fn take(&mut self, text: &str, from: usize, to: usize) {
         let len = to.saturating_sub(from);
         let taken = (len <= 2 * WINDOW && push_window(self, text, from, len, 2 * WINDOW))
             || (len <= WINDOW && push_window(self, text, from, len, WINDOW))
             || (len <= WINDOW / 2 && push_window(self, text, from, len, WINDOW / 2));
         if !taken {
-            self.extend_from_slice(text.get(from..to).sure());
+            self.push_str(text.get(from..to).sure());
         }
     }
     #[inline(always)]
     fn push_ascii(&mut self, b: u8) {
-        Vec::push(self, b);
+        String::push(self, char::from(b));
     }
     #[inline]
     fn push(&mut self, c: char) {
-        let mut bytes = [0; 4];
-        self.extend_from_slice(c.encode_utf8(&mut bytes).as_bytes());
+        String::push(self, c);
     }
     #[inline]
-    fn finish(self) -> Option<String> {
-        String::from_utf8(self).ok()
+    fn finish(self) -> String {
+        self
     }
 }
 
 /// Appends the run of `len` bytes at `text[from..]` as the `size` bytes there, cut
-/// back to `len`: `false` when they reach past the text.
+/// back to `len`: `false` when they end inside a character or past the text.
 #[inline(always)]
-fn push_window(out: &mut Vec<u8>, text: &[u8], from: usize, len: usize, size: usize) -> bool {
+fn push_window(out: &mut String, text: &str, from: usize, len: usize, size: usize) -> bool {
     let Some(window) = text.get(from..from + size) else {
         return false;
     };
-    out.extend_from_slice(window);
+    out.push_str(window);
     out.truncate(out.len() - (size - len));
     true
 }
@@ -91,10 +88,10 @@ pub(super) trait Strings<'a> {
     /// A string without escapes, `input[start..end]`, its bytes checked to be UTF-8
     /// as they were passed over.
     fn checked(&mut self, input: &'a [u8], start: usize, end: usize, place: Place);
-    /// Where the string with escapes whose text goes on in `text` (up to the
+    /// Where the string with escapes whose text goes on in `text` (UTF-8, up to the
     /// closing quote and beyond) is decoded to, its first run, `text[..first_run]`,
     /// taken already.
-    fn start_text(&mut self, text: &[u8], first_run: usize) -> Self::Text;
+    fn start_text(&mut self, text: &str, first_run: usize) -> Self::Text;
     /// A string decoded from escapes.
     fn decoded(&mut self, text: <Self::Text as Text>::Out, place: Place);
     /// Whether the sink keeps its strings as copies, so that a long string is better
@@ -136,7 +133,7 @@ pub(super) trait Sink<'a>: Strings<'a> {
 /// One string, for the reader's own methods: borrowed from the input unless it had
 /// escapes.
 impl<'a> Strings<'a> for Cow<'a, str> {
-    type Text = Vec<u8>;
+    type Text = String;
     /// Borrowing needs a `&str`, which safe code gets only through a UTF-8 check:
     /// of this one string, which always passes.
     fn checked(&mut self, input: &'a [u8], start: usize, end: usize, _: Place) {
@@ -147,9 +144,9 @@ impl<'a> Strings<'a> for Cow<'a, str> {
     /// quote is: the decoded text is never longer than the string's text, and a
     /// window copied whole may reach [`WINDOW`] bytes past the end of a run before
     /// it is cut back.
-    fn start_text(&mut self, text: &[u8], first_run: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(string_end(text, first_run) + WINDOW);
-        out.extend_from_slice(text.get(..first_run).sure());
+    fn start_text(&mut self, text: &str, first_run: usize) -> String {
+        let mut out = String::with_capacity(string_end(text.as_bytes(), first_run) + WINDOW);
+        out.push_str(text.get(..first_run).sure());
         out
     }
     fn decoded(&mut self, text: String, _: Place) {
@@ -166,22 +163,20 @@ pub(super) struct Discard;
 impl Text for Discard {
     type Out = ();
     #[inline(always)]
-    fn take(&mut self, _: &[u8], _: usize, _: usize) {}
+    fn take(&mut self, _: &str, _: usize, _: usize) {}
     #[inline]
     fn push_ascii(&mut self, _: u8) {}
     #[inline]
     fn push(&mut self, _: char) {}
     #[inline]
-    fn finish(self) -> Option<()> {
-        Some(())
-    }
+    fn finish(self) {}
 }
 
 impl Strings<'_> for Skip {
     type Text = Discard;
     const DECODES: bool = false;
     fn checked(&mut self, _: &[u8], _: usize, _: usize, _: Place) {}
-    fn start_text(&mut self, _: &[u8], _: usize) -> Discard {
+    fn start_text(&mut self, _: &str, _: usize) -> Discard {
         Discard
     }
     fn decoded(&mut self, _: (), _: Place) {}
@@ -211,7 +206,7 @@ pub(super) struct Tree<const N: usize = INLINE_ITEMS> {
     /// For each open container, where its members or elements start.
     starts: Stack<usize, N>,
     /// Where strings with escapes are decoded.
-    text: Vec<u8>,
+    text: String,
 }
 
 /// How many items of each scratch stack are kept in the tree itself: enough for
@@ -373,7 +368,7 @@ impl<const N: usize> Tree<N> {
             members: Stack::with_room(items),
             elements: Stack::with_room(items),
             starts: Stack::with_room(items),
-            text: Vec::new(),
+            text: String::new(),
         }
     }
 
@@ -383,7 +378,7 @@ impl<const N: usize> Tree<N> {
             members: Stack::new(),
             elements: Stack::new(),
             starts: Stack::new(),
-            text: Vec::new(),
+            text: String::new(),
         }
     }
 
@@ -396,7 +391,7 @@ impl<const N: usize> Tree<N> {
         tree.members.let_go();
         tree.elements.let_go();
         tree.starts.let_go();
-        tree.text = Vec::new();
+        tree.text = String::new();
         // It owns nothing now (`f` finished it, which empties its stacks).
         core::mem::forget(tree);
         out
@@ -522,7 +517,7 @@ pub(super) fn checked_str(input: &[u8], start: usize, end: usize) -> Str {
 }
 
 impl<const N: usize> Strings<'_> for Tree<N> {
-    type Text = Vec<u8>;
+    type Text = String;
     /// See [`Tree::text`].
     #[inline(always)]
     fn checked(&mut self, input: &[u8], start: usize, end: usize, place: Place) {
@@ -532,13 +527,13 @@ impl<const N: usize> Strings<'_> for Tree<N> {
     /// of the input (up to [`KEEP_SCRATCH_TEXT_BYTES`]), which the decoded string
     /// cannot outgrow: a long string is then decoded without growing its buffer.
     #[inline]
-    fn start_text(&mut self, text: &[u8], first_run: usize) -> Vec<u8> {
+    fn start_text(&mut self, text: &str, first_run: usize) -> String {
         let mut out = core::mem::take(&mut self.text);
         out.clear();
         if out.capacity() < HAND_OVER_TEXT_BYTES {
             out.reserve(text.len().min(KEEP_SCRATCH_TEXT_BYTES));
         }
-        out.extend_from_slice(text.get(..first_run).sure());
+        out.push_str(text.get(..first_run).sure());
         out
     }
     /// Copied into its `Str`, and the scratch text goes back for the next string;
@@ -551,7 +546,7 @@ impl<const N: usize> Strings<'_> for Tree<N> {
         }
         self.string(Str::from(text.as_str()), place);
         if text.capacity() <= KEEP_SCRATCH_TEXT_BYTES {
-            self.text = text.into_bytes();
+            self.text = text;
         }
     }
     const COPIES: bool = true;
