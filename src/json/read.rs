@@ -565,15 +565,7 @@ impl<'a> Reader<'a> {
                     }
                 }
                 Some(b'"') => {
-                    let place = Place::Value { in_object };
-                    pos = match Reader::ascii_string(input, pos, sink, place) {
-                        Ok(after) => after,
-                        Err(end) => {
-                            self.pos = pos;
-                            self.string_from(sink, place, pos + 1, end)?;
-                            self.pos
-                        }
-                    };
+                    pos = self.string_at(input, sink, pos, Place::Value { in_object })?;
                 }
                 Some(b'-' | b'0'..=b'9') => {
                     let start = pos;
@@ -637,14 +629,7 @@ impl<'a> Reader<'a> {
     /// it right after the name.
     #[inline(always)]
     fn member_name_at<S: Sink<'a>>(&mut self, sink: &mut S, quote: usize) -> Result<usize, Error> {
-        let mut pos = match Reader::ascii_string(self.input, quote, sink, Place::Name) {
-            Ok(after) => after,
-            Err(end) => {
-                self.pos = quote;
-                self.string_from(sink, Place::Name, quote + 1, end)?;
-                self.pos
-            }
-        };
+        let mut pos = self.string_at(self.input, sink, quote, Place::Name)?;
         if next_byte(self.input, &mut pos) == Some(b':') {
             return Ok(pos + 1);
         }
@@ -683,25 +668,30 @@ impl<'a> Reader<'a> {
         self.string_from(sink, place, first, end)
     }
 
-    /// The string whose `"` is at `quote`, when its text is one run of ASCII (most
-    /// strings in the protocol are): given to `sink`, and the position after it
-    /// returned. Otherwise `Err` with where the run ends, for
-    /// [`string_from`](Reader::string_from) to go on from, nothing given to `sink`.
-    /// [`walk`](Reader::walk) takes this case with the position kept in a local.
+    /// [`string`](Reader::string) for [`walk`](Reader::walk), which keeps its
+    /// position and the input (`input`, the same as `self.input`) in locals: the
+    /// string whose `"` is at `quote`, given to `sink`;
+    /// returns the position after it. A text that is one run of ASCII (most strings
+    /// in the protocol are) is taken here, without going through `self.pos`; any
+    /// other goes on in [`string_from`](Reader::string_from) from where that run
+    /// ends.
     #[inline(always)]
-    fn ascii_string<S: Strings<'a>>(
+    fn string_at<S: Strings<'a>>(
+        &mut self,
         input: &'a [u8],
-        quote: usize,
         sink: &mut S,
+        quote: usize,
         place: Place,
-    ) -> Result<usize, usize> {
+    ) -> Result<usize, Error> {
         let first = quote + 1;
         let end = first_run_end::<S>(input, first);
-        if input.get(end) != Some(&b'"') {
-            return Err(end);
+        if input.get(end) == Some(&b'"') {
+            sink.checked(input, first, end, place);
+            return Ok(end + 1);
         }
-        sink.checked(input, first, end, place);
-        Ok(end + 1)
+        self.pos = quote;
+        self.string_from(sink, place, first, end)?;
+        Ok(self.pos)
     }
 
     /// [`string`](Reader::string) on from `end`, where the first run of its text,
